@@ -1,0 +1,99 @@
+/*
+ * coll_braid.h - braid, an Open MPI coll component whose collectives run
+ * over UCX point-to-point with algorithms from Gloo, NCCL and the MPI
+ * literature.
+ *
+ * This header and the coll_braid_*.c files are the glue to Open MPI: MCA
+ * parameters, comm_query/enable, the MPI entry points (argument
+ * normalisation, selection, dispatch, fallback). The algorithms live in
+ * coll/algo/ and see only braid_algo.h.
+ */
+#ifndef MCA_COLL_BRAID_H
+#define MCA_COLL_BRAID_H
+
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/mca/coll/coll.h"
+#include "ompi/communicator/communicator.h"
+
+#include "braid_algo.h"
+#include "braid_ucx.h"
+#include "braid_tag.h"
+
+BEGIN_C_DECLS
+
+/* Algorithm choices of each collective; 0 is always "auto". The names are
+ * the values of the coll_braid_<collective>_algorithm parameters. */
+enum { BRAID_AUTO = 0 };
+enum { BRAID_BARRIER_ALL_TO_ALL = 1, BRAID_BARRIER_ALL_TO_ONE, BRAID_BARRIER_DISSEMINATION,
+       BRAID_BARRIER_NALGS };
+enum { BRAID_BCAST_ONE_TO_ALL = 1, BRAID_BCAST_BINOMIAL, BRAID_BCAST_SCATTER_ALLGATHER,
+       BRAID_BCAST_NALGS };
+
+typedef struct mca_coll_braid_component_t {
+    mca_coll_base_component_2_0_0_t super;
+
+    /* MCA parameters */
+    int priority;
+    int verbose;
+    int barrier_algorithm;
+    int bcast_algorithm;
+
+    /* state */
+    int output;            /* opal_output stream */
+    bool params_valid;     /* false: an invalid value was given, abort MPI_Init */
+    bool disabled;         /* UCX could not start: braid stays out of the way */
+    bool transport_ready;  /* addresses of every process of the job are known */
+} mca_coll_braid_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_coll_braid_component_t mca_coll_braid_component;
+
+/* The previous module's function for every collective braid installs. */
+typedef struct mca_coll_braid_prev_t {
+    mca_coll_base_module_barrier_fn_t barrier;
+    mca_coll_base_module_t *barrier_module;
+    mca_coll_base_module_bcast_fn_t bcast;
+    mca_coll_base_module_t *bcast_module;
+    mca_coll_base_module_allreduce_fn_t allreduce;
+    mca_coll_base_module_t *allreduce_module;
+    mca_coll_base_module_allgather_fn_t allgather;
+    mca_coll_base_module_t *allgather_module;
+} mca_coll_braid_prev_t;
+
+typedef struct mca_coll_braid_module_t {
+    mca_coll_base_module_t super;
+    ompi_communicator_t *comm;
+    braid_ucx_comm_t *tcomm;     /* transport state */
+    braid_comm_t bcomm;          /* the algorithms' view, bound to tcomm */
+    braid_scratch_t scratch;     /* reused across calls */
+    mca_coll_braid_prev_t prev;
+} mca_coll_braid_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
+
+/* component / module */
+int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *comm, int *priority);
+
+/* MPI entry points */
+int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+
+/* datatypes (coll_braid_datatype.c) */
+int mca_coll_braid_pack(const void *userbuf, size_t count, struct ompi_datatype_t *dt,
+                        void *packed, size_t bytes);
+int mca_coll_braid_unpack(void *userbuf, size_t count, struct ompi_datatype_t *dt,
+                          const void *packed, size_t bytes);
+bool mca_coll_braid_is_contiguous(struct ompi_datatype_t *dt, size_t count);
+void *mca_coll_braid_contig_base(const void *buf, struct ompi_datatype_t *dt);
+
+/* helpers shared by the glue */
+const char *mca_coll_braid_algorithm_name(const char *collective, int alg);
+int mca_coll_braid_to_mpi_error(int braid_rc);
+void mca_coll_braid_log(int level, const char *fmt, ...);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BRAID_H */

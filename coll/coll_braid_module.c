@@ -1,0 +1,226 @@
+/*
+ * coll_braid_module.c - which communicators braid takes (comm_query), and
+ * enabling a module: save the previous module's functions for fallback,
+ * bring UCX up on MPI_COMM_WORLD, bind the transport.
+ *
+ * Decisions here are the same on every rank of a communicator: they depend
+ * only on the communicator (size, context id, the job its processes belong
+ * to) and on outcomes that are agreed collectively (UCX start-up).
+ */
+#include "coll_braid.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+#include "ompi/mca/rte/rte.h"
+#include "ompi/proc/proc.h"
+#include "ompi/runtime/mpiruntime.h"
+
+static void braid_module_construct(mca_coll_braid_module_t *m)
+{
+    m->comm = NULL;
+    m->tcomm = NULL;
+    memset(&m->bcomm, 0, sizeof(m->bcomm));
+    memset(&m->scratch, 0, sizeof(m->scratch));
+    memset(&m->prev, 0, sizeof(m->prev));
+}
+
+#define RELEASE_PREV(m, name)                                         \
+    do {                                                              \
+        if (NULL != (m)->prev.name##_module) {                        \
+            OBJ_RELEASE((m)->prev.name##_module);                     \
+            (m)->prev.name##_module = NULL;                           \
+        }                                                             \
+    } while (0)
+
+static void braid_module_destruct(mca_coll_braid_module_t *m)
+{
+    RELEASE_PREV(m, barrier);
+    RELEASE_PREV(m, bcast);
+    RELEASE_PREV(m, allreduce);
+    RELEASE_PREV(m, allgather);
+    braid_ucx_comm_destroy(m->tcomm);
+    m->tcomm = NULL;
+    braid_scratch_release(&m->scratch);
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_braid_module_t, mca_coll_base_module_t,
+                   braid_module_construct, braid_module_destruct);
+
+/* ------------------------------------------------------------------ */
+/* UCX bootstrap on MPI_COMM_WORLD                                      */
+/* ------------------------------------------------------------------ */
+
+static void idle_progress(void) { opal_progress(); }
+
+static void ucx_log(int level, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    opal_output_verbose(level, mca_coll_braid_component.output, "braid: ucx: %s", buf);
+}
+
+/* Start UCX and exchange worker addresses over the previous module's
+ * allreduce/allgather. Every rank learns whether every rank succeeded, so
+ * the outcome is the same everywhere. */
+static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *comm)
+{
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    braid_ucx_config_t cfg = {
+        .idle_progress = idle_progress,
+        .yield_when_idle = opal_progress_yield_when_idle,
+        .thread_multiple = ompi_mpi_thread_multiple,
+        .log = ucx_log,
+    };
+    int ok = (BRAID_OK == braid_ucx_init(&cfg)) ? 1 : 0, all_ok = 0;
+    long len = 0, max_len = 0;
+    if (ok) {
+        const void *addr;
+        size_t alen;
+        braid_ucx_local_address(&addr, &alen);
+        len = (long)alen;
+    }
+    /* agree on success and the largest address in one allreduce */
+    long in[2] = { ok ? 0 : 1, len }, out[2] = { 0, 0 };
+    int rc = m->prev.allreduce(in, out, 2, MPI_LONG, MPI_MAX, comm, m->prev.allreduce_module);
+    if (OMPI_SUCCESS != rc) return rc;
+    all_ok = (0 == out[0]);
+    max_len = out[1];
+    if (!all_ok) {
+        if (0 == rank)
+            opal_output(0, "braid: WARNING: UCX could not start on %s; braid is disabled and "
+                        "the other coll components run every collective "
+                        "(coll_braid_verbose=1 shows why)",
+                        ok ? "some processes" : "this node");
+        braid_ucx_finalize();
+        c->disabled = true;
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    /* each record: 8-byte length, then the address */
+    size_t stride = sizeof(uint64_t) + (size_t)max_len;
+    char *mine = calloc(1, stride), *all = calloc((size_t)P, stride);
+    size_t *lens = calloc((size_t)P, sizeof(size_t));
+    if (NULL == mine || NULL == all || NULL == lens) {
+        free(mine); free(all); free(lens);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    const void *addr;
+    size_t alen;
+    braid_ucx_local_address(&addr, &alen);
+    uint64_t l64 = alen;
+    memcpy(mine, &l64, sizeof(l64));
+    memcpy(mine + sizeof(l64), addr, alen);
+    rc = m->prev.allgather(mine, (int)stride, MPI_BYTE, all, (int)stride, MPI_BYTE, comm,
+                           m->prev.allgather_module);
+    if (OMPI_SUCCESS == rc) {
+        for (int i = 0; i < P; i++) {
+            memcpy(&l64, all + (size_t)i * stride, sizeof(l64));
+            lens[i] = (size_t)l64;
+        }
+        rc = braid_ucx_set_peers(P, all + sizeof(uint64_t), stride, lens);
+        rc = (BRAID_OK == rc) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    free(mine); free(all); free(lens);
+    if (OMPI_SUCCESS == rc) c->transport_ready = true;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* comm_query / enable                                                 */
+/* ------------------------------------------------------------------ */
+
+/* All processes of comm belong to this job: their process index is their
+ * rank in MPI_COMM_WORLD (vpid). Identical on every rank of comm. */
+static bool all_procs_in_my_job(ompi_communicator_t *comm)
+{
+    int P = ompi_comm_size(comm);
+    for (int i = 0; i < P; i++) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
+        if (NULL == proc || proc->super.proc_name.jobid != OMPI_PROC_MY_NAME->jobid)
+            return false;
+    }
+    return true;
+}
+
+static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
+
+mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    const char *why = NULL;
+    if (c->disabled) why = "UCX is not available";
+    else if (OMPI_COMM_IS_INTER(comm)) why = "intercommunicator";
+    else if (ompi_comm_size(comm) < 2) why = "fewer than 2 ranks";
+    else if (ompi_comm_get_cid(comm) > BRAID_TAG_MAX_CID_VALUE) why = "context id beyond the tag layout";
+    else if (ompi_comm_size(comm) > BRAID_TAG_MAX_RANKS_VALUE) why = "too many ranks for the tag layout";
+    else if (ompi_mpi_thread_multiple) why = "MPI_THREAD_MULTIPLE (braid declines every communicator)";
+    else if (comm != &ompi_mpi_comm_world.comm && !c->transport_ready) why = "transport not started";
+    else if (!all_procs_in_my_job(comm)) why = "processes from another job";
+    if (NULL != why) {
+        opal_output_verbose(10, c->output, "braid: declining communicator %s (cid %u): %s",
+                            comm->c_name, ompi_comm_get_cid(comm), why);
+        return NULL;
+    }
+
+    mca_coll_braid_module_t *m = OBJ_NEW(mca_coll_braid_module_t);
+    if (NULL == m) return NULL;
+    *priority = c->priority;
+    m->super.coll_module_enable = braid_module_enable;
+    m->super.coll_barrier = mca_coll_braid_barrier;
+    m->super.coll_bcast = mca_coll_braid_bcast;
+    return &m->super;
+}
+
+#define SAVE_PREV(m, comm, name, ok)                                            \
+    do {                                                                        \
+        (m)->prev.name = (comm)->c_coll->coll_##name;                           \
+        (m)->prev.name##_module = (comm)->c_coll->coll_##name##_module;         \
+        if (NULL == (m)->prev.name || NULL == (m)->prev.name##_module) {        \
+            (m)->prev.name##_module = NULL;                                     \
+            ok = false;                                                         \
+        } else {                                                                \
+            OBJ_RETAIN((m)->prev.name##_module);                                \
+        }                                                                       \
+    } while (0)
+
+static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    bool ok = true;
+    SAVE_PREV(m, comm, barrier, ok);
+    SAVE_PREV(m, comm, bcast, ok);
+    SAVE_PREV(m, comm, allreduce, ok);
+    SAVE_PREV(m, comm, allgather, ok);
+    if (!ok) {
+        /* same on every rank: the lower-priority components are */
+        opal_output_verbose(1, c->output, "braid: no previous collective module to fall back on "
+                            "for %s; braid disabled on it", comm->c_name);
+        return OMPI_ERROR;
+    }
+    m->comm = comm;
+
+    if (comm == &ompi_mpi_comm_world.comm && !c->transport_ready) {
+        int rc = bootstrap_transport(m, comm);
+        if (OMPI_SUCCESS != rc) return rc;
+    }
+
+    int P = ompi_comm_size(comm);
+    int *proc_index = malloc((size_t)P * sizeof(int));
+    if (NULL == proc_index) return OMPI_ERR_OUT_OF_RESOURCE;
+    for (int i = 0; i < P; i++)
+        proc_index[i] = (int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid;
+    m->tcomm = braid_ucx_comm_create(ompi_comm_get_cid(comm), ompi_comm_rank(comm), P, proc_index);
+    free(proc_index);
+    if (NULL == m->tcomm) return OMPI_ERR_OUT_OF_RESOURCE;
+    braid_ucx_comm_bind(m->tcomm, &m->bcomm);
+    opal_output_verbose(10, c->output, "braid: enabled on %s (cid %u, np=%d)", comm->c_name,
+                        ompi_comm_get_cid(comm), P);
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,71 @@
+/*
+ * braid_tag.h - the one place that lays out braid's 64-bit UCX tags.
+ *
+ *   63            48 47            32 31      20 19                 0
+ *  +----------------+----------------+----------+--------------------+
+ *  |  comm id (16)  |   seq (16)     | step(12) |  source rank (20)  |
+ *  +----------------+----------------+----------+--------------------+
+ *
+ *  - comm id: Open MPI's context id of the communicator, identical on every
+ *    rank; communicators whose id does not fit are left to other components.
+ *  - seq: the collective's sequence number on that communicator, so that
+ *    consecutive collectives never match each other's messages.
+ *  - step: the algorithm's step, folded modulo 2^12.
+ *  - source: the sender's rank in the communicator, so that a receive matches
+ *    one peer only.
+ * Receives match all 64 bits. braid owns its ucp worker, so no other tag user
+ * shares this space.
+ */
+#ifndef BRAID_TAG_H
+#define BRAID_TAG_H
+
+#include <stdint.h>
+
+#define BRAID_TAG_SRC_BITS 20
+#define BRAID_TAG_STEP_BITS 12
+#define BRAID_TAG_SEQ_BITS 16
+#define BRAID_TAG_CID_BITS 16
+
+#define BRAID_TAG_SRC_SHIFT 0
+#define BRAID_TAG_STEP_SHIFT (BRAID_TAG_SRC_SHIFT + BRAID_TAG_SRC_BITS)
+#define BRAID_TAG_SEQ_SHIFT (BRAID_TAG_STEP_SHIFT + BRAID_TAG_STEP_BITS)
+#define BRAID_TAG_CID_SHIFT (BRAID_TAG_SEQ_SHIFT + BRAID_TAG_SEQ_BITS)
+
+#define BRAID_TAG_FIELD_MASK(bits) ((uint64_t)((1ull << (bits)) - 1))
+
+#define BRAID_TAG_MAX_CID BRAID_TAG_FIELD_MASK(BRAID_TAG_CID_BITS)
+#define BRAID_TAG_MAX_RANKS (1u << BRAID_TAG_SRC_BITS)
+#define BRAID_TAG_FULL_MASK (~(uint64_t)0)
+/* the same limits as plain integers, for comparisons with int and uint32_t */
+#define BRAID_TAG_MAX_CID_VALUE 65535u
+#define BRAID_TAG_MAX_RANKS_VALUE (1 << 20)
+
+typedef struct braid_tag_fields {
+    uint32_t cid, seq, step, src;
+} braid_tag_fields_t;
+
+static inline uint64_t braid_tag_make(uint32_t cid, uint32_t seq, uint32_t step, uint32_t src)
+{
+    return ((uint64_t)cid & BRAID_TAG_FIELD_MASK(BRAID_TAG_CID_BITS)) << BRAID_TAG_CID_SHIFT
+         | ((uint64_t)seq & BRAID_TAG_FIELD_MASK(BRAID_TAG_SEQ_BITS)) << BRAID_TAG_SEQ_SHIFT
+         | ((uint64_t)step & BRAID_TAG_FIELD_MASK(BRAID_TAG_STEP_BITS)) << BRAID_TAG_STEP_SHIFT
+         | ((uint64_t)src & BRAID_TAG_FIELD_MASK(BRAID_TAG_SRC_BITS)) << BRAID_TAG_SRC_SHIFT;
+}
+
+static inline braid_tag_fields_t braid_tag_split(uint64_t tag)
+{
+    braid_tag_fields_t f;
+    f.cid = (uint32_t)((tag >> BRAID_TAG_CID_SHIFT) & BRAID_TAG_FIELD_MASK(BRAID_TAG_CID_BITS));
+    f.seq = (uint32_t)((tag >> BRAID_TAG_SEQ_SHIFT) & BRAID_TAG_FIELD_MASK(BRAID_TAG_SEQ_BITS));
+    f.step = (uint32_t)((tag >> BRAID_TAG_STEP_SHIFT) & BRAID_TAG_FIELD_MASK(BRAID_TAG_STEP_BITS));
+    f.src = (uint32_t)((tag >> BRAID_TAG_SRC_SHIFT) & BRAID_TAG_FIELD_MASK(BRAID_TAG_SRC_BITS));
+    return f;
+}
+
+/* The step as it travels: both transports fold it the same way. */
+static inline uint32_t braid_tag_fold_step(uint32_t step)
+{
+    return step & (uint32_t)BRAID_TAG_FIELD_MASK(BRAID_TAG_STEP_BITS);
+}
+
+#endif /* BRAID_TAG_H */

@@ -1,0 +1,298 @@
+/*
+ * braid_ucx.c - see braid_ucx.h.
+ */
+#include "braid_ucx.h"
+#include "braid_tag.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ucp/api/ucp.h>
+
+/* empty progress polls before a wait lets the rest of MPI progress */
+#define BRAID_UCX_IDLE_POLLS 64
+
+typedef struct braid_ucx_peer {
+    void *addr;          /* remote worker address */
+    ucp_ep_h ep;         /* created on first use */
+} braid_ucx_peer_t;
+
+static struct {
+    bool ready;
+    braid_ucx_config_t cfg;
+    ucp_context_h context;
+    ucp_worker_h worker;
+    ucp_address_t *local_addr;
+    size_t local_addr_len;
+    int npeers;
+    braid_ucx_peer_t *peers;
+} g;
+
+struct braid_ucx_comm {
+    uint32_t cid;
+    uint32_t seq;
+    int rank;
+    int size;
+    int *proc_index;
+};
+
+static void log_msg(int level, const char *fmt, ...)
+{
+    if (NULL == g.cfg.log) return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    g.cfg.log(level, "%s", buf);
+}
+
+bool braid_ucx_ready(void) { return g.ready; }
+
+int braid_ucx_init(const braid_ucx_config_t *cfg)
+{
+    ucp_config_t *config = NULL;
+    ucs_status_t st;
+    if (g.ready) return BRAID_OK;
+    memset(&g, 0, sizeof(g));
+    if (cfg) g.cfg = *cfg;
+
+    st = ucp_config_read(NULL, NULL, &config);
+    if (UCS_OK != st) {
+        log_msg(1, "ucp_config_read failed: %s", ucs_status_string(st));
+        return BRAID_ERR_TRANSPORT;
+    }
+    ucp_params_t params;
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.features = UCP_FEATURE_TAG;
+    params.mt_workers_shared = 0;
+    st = ucp_init(&params, config, &g.context);
+    ucp_config_release(config);
+    if (UCS_OK != st) {
+        log_msg(1, "ucp_init failed: %s", ucs_status_string(st));
+        g.context = NULL;
+        return BRAID_ERR_TRANSPORT;
+    }
+
+    ucp_worker_params_t wparams;
+    memset(&wparams, 0, sizeof(wparams));
+    wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = g.cfg.thread_multiple ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+    st = ucp_worker_create(g.context, &wparams, &g.worker);
+    if (UCS_OK != st) {
+        log_msg(1, "ucp_worker_create failed: %s", ucs_status_string(st));
+        ucp_cleanup(g.context);
+        g.context = NULL;
+        return BRAID_ERR_TRANSPORT;
+    }
+    st = ucp_worker_get_address(g.worker, &g.local_addr, &g.local_addr_len);
+    if (UCS_OK != st) {
+        log_msg(1, "ucp_worker_get_address failed: %s", ucs_status_string(st));
+        ucp_worker_destroy(g.worker);
+        ucp_cleanup(g.context);
+        g.worker = NULL;
+        g.context = NULL;
+        return BRAID_ERR_TRANSPORT;
+    }
+    g.ready = true;
+    return BRAID_OK;
+}
+
+int braid_ucx_local_address(const void **addr, size_t *len)
+{
+    if (!g.ready) return BRAID_ERR_TRANSPORT;
+    *addr = g.local_addr;
+    *len = g.local_addr_len;
+    return BRAID_OK;
+}
+
+int braid_ucx_npeers(void) { return g.npeers; }
+
+int braid_ucx_set_peers(int nprocs, const void *addrs, size_t stride, const size_t *lens)
+{
+    if (!g.ready || NULL != g.peers) return BRAID_ERR_ARG;
+    g.peers = calloc((size_t)nprocs, sizeof(*g.peers));
+    if (NULL == g.peers) return BRAID_ERR_NOMEM;
+    for (int i = 0; i < nprocs; i++) {
+        g.peers[i].addr = malloc(lens[i] ? lens[i] : 1);
+        if (NULL == g.peers[i].addr) {
+            g.npeers = i;
+            return BRAID_ERR_NOMEM;
+        }
+        memcpy(g.peers[i].addr, (const char *)addrs + (size_t)i * stride, lens[i]);
+    }
+    g.npeers = nprocs;
+    return BRAID_OK;
+}
+
+/* Wait for a request to finish, progressing the worker. Returns its status
+ * and frees it. */
+static ucs_status_t wait_request(void *req)
+{
+    ucs_status_t st;
+    unsigned idle = 0;
+    while (UCS_INPROGRESS == (st = ucp_request_check_status(req))) {
+        if (ucp_worker_progress(g.worker)) {
+            idle = 0;
+            continue;
+        }
+        if (++idle >= BRAID_UCX_IDLE_POLLS) {
+            idle = 0;
+            if (g.cfg.idle_progress) g.cfg.idle_progress();
+            if (g.cfg.yield_when_idle) sched_yield();
+        }
+    }
+    ucp_request_free(req);
+    return st;
+}
+
+static void close_endpoints(void)
+{
+    for (int i = 0; i < g.npeers; i++) {
+        if (NULL != g.peers[i].ep) {
+            ucp_request_param_t p;
+            memset(&p, 0, sizeof(p));
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+            void *req = ucp_ep_close_nbx(g.peers[i].ep, &p);
+            if (UCS_PTR_IS_PTR(req)) wait_request(req);
+            g.peers[i].ep = NULL;
+        }
+        free(g.peers[i].addr);
+    }
+    free(g.peers);
+    g.peers = NULL;
+    g.npeers = 0;
+}
+
+void braid_ucx_finalize(void)
+{
+    if (!g.ready) return;
+    close_endpoints();
+    ucp_worker_release_address(g.worker, g.local_addr);
+    ucp_worker_destroy(g.worker);
+    ucp_cleanup(g.context);
+    memset(&g, 0, sizeof(g));
+}
+
+static ucp_ep_h get_ep(int proc)
+{
+    if (proc < 0 || proc >= g.npeers) return NULL;
+    braid_ucx_peer_t *p = &g.peers[proc];
+    if (NULL == p->ep) {
+        ucp_ep_params_t ep_params;
+        memset(&ep_params, 0, sizeof(ep_params));
+        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        ep_params.address = p->addr;
+        ucs_status_t st = ucp_ep_create(g.worker, &ep_params, &p->ep);
+        if (UCS_OK != st) {
+            log_msg(1, "ucp_ep_create to process %d failed: %s", proc, ucs_status_string(st));
+            p->ep = NULL;
+        }
+    }
+    return p->ep;
+}
+
+/* ------------------------------------------------------------------ */
+/* per-communicator state and the transport ops                        */
+/* ------------------------------------------------------------------ */
+
+braid_ucx_comm_t *braid_ucx_comm_create(uint32_t cid, int rank, int size, const int *proc_index)
+{
+    if (cid > BRAID_TAG_MAX_CID || size > (int)BRAID_TAG_MAX_RANKS) return NULL;
+    braid_ucx_comm_t *c = calloc(1, sizeof(*c));
+    if (NULL == c) return NULL;
+    c->proc_index = malloc((size_t)size * sizeof(int));
+    if (NULL == c->proc_index) {
+        free(c);
+        return NULL;
+    }
+    memcpy(c->proc_index, proc_index, (size_t)size * sizeof(int));
+    c->cid = cid;
+    c->rank = rank;
+    c->size = size;
+    return c;
+}
+
+void braid_ucx_comm_destroy(braid_ucx_comm_t *c)
+{
+    if (NULL == c) return;
+    free(c->proc_index);
+    free(c);
+}
+
+void braid_ucx_comm_begin(braid_ucx_comm_t *c) { c->seq++; }
+
+static int ucx_isend(void *state, int peer, braid_step_t step,
+                     const void *buf, size_t len, braid_req_t *req)
+{
+    braid_ucx_comm_t *c = state;
+    *req = NULL;
+    if (peer < 0 || peer >= c->size) return BRAID_ERR_ARG;
+    ucp_ep_h ep = get_ep(c->proc_index[peer]);
+    if (NULL == ep) return BRAID_ERR_TRANSPORT;
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof(p));
+    uint64_t tag = braid_tag_make(c->cid, c->seq, braid_tag_fold_step(step), (uint32_t)c->rank);
+    ucs_status_ptr_t r = ucp_tag_send_nbx(ep, buf, len, tag, &p);
+    if (UCS_PTR_IS_ERR(r)) {
+        log_msg(1, "ucp_tag_send_nbx to rank %d (%zu bytes) failed: %s", peer, len,
+                ucs_status_string(UCS_PTR_STATUS(r)));
+        return BRAID_ERR_TRANSPORT;
+    }
+    *req = (braid_req_t)r;
+    return BRAID_OK;
+}
+
+static int ucx_irecv(void *state, int peer, braid_step_t step,
+                     void *buf, size_t len, braid_req_t *req)
+{
+    braid_ucx_comm_t *c = state;
+    *req = NULL;
+    if (peer < 0 || peer >= c->size) return BRAID_ERR_ARG;
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof(p));
+    uint64_t tag = braid_tag_make(c->cid, c->seq, braid_tag_fold_step(step), (uint32_t)peer);
+    ucs_status_ptr_t r = ucp_tag_recv_nbx(g.worker, buf, len, tag, BRAID_TAG_FULL_MASK, &p);
+    if (UCS_PTR_IS_ERR(r)) {
+        log_msg(1, "ucp_tag_recv_nbx from rank %d (%zu bytes) failed: %s", peer, len,
+                ucs_status_string(UCS_PTR_STATUS(r)));
+        return BRAID_ERR_TRANSPORT;
+    }
+    *req = (braid_req_t)r;
+    return BRAID_OK;
+}
+
+static int ucx_waitall(void *state, int n, braid_req_t *reqs)
+{
+    (void)state;
+    int rc = BRAID_OK;
+    for (int i = 0; i < n; i++) {
+        if (NULL == reqs[i]) continue;
+        ucs_status_t st = wait_request(reqs[i]);
+        reqs[i] = NULL;
+        if (UCS_OK != st) {
+            log_msg(1, "ucp request failed: %s", ucs_status_string(st));
+            rc = BRAID_ERR_TRANSPORT;
+        }
+    }
+    return rc;
+}
+
+const braid_transport_ops_t braid_ucx_ops = {
+    .isend = ucx_isend,
+    .irecv = ucx_irecv,
+    .waitall = ucx_waitall,
+};
+
+void braid_ucx_comm_bind(braid_ucx_comm_t *c, braid_comm_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->ops = &braid_ucx_ops;
+    out->state = c;
+    out->rank = c->rank;
+    out->size = c->size;
+}

@@ -1,0 +1,69 @@
+/*
+ * braid_ucx.h - braid's transport over UCX point-to-point (ucp tag API).
+ *
+ * One ucp context and worker per process. Worker addresses of every process
+ * of the job are exchanged once (the component does the exchange with the
+ * communicator's previous collectives and hands the table here); endpoints
+ * are created on first use and shared by every communicator. A communicator
+ * is a braid_ucx_comm_t: its context id, a collective sequence number and
+ * the map from communicator rank to process index. Tags are laid out in
+ * braid_tag.h.
+ *
+ * No Open MPI header is included: the component passes an idle callback
+ * (opal_progress) and its verbosity in braid_ucx_config_t.
+ */
+#ifndef BRAID_UCX_H
+#define BRAID_UCX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "braid_algo.h"
+
+typedef struct braid_ucx_config {
+    /* called when a wait finds nothing to progress (let the rest of the MPI
+     * library progress); may be NULL */
+    void (*idle_progress)(void);
+    /* yield the core while idle (oversubscribed node) */
+    bool yield_when_idle;
+    /* the worker is used by several threads at once */
+    bool thread_multiple;
+    /* printf-like logger for errors and verbose messages; may be NULL */
+    void (*log)(int level, const char *fmt, ...);
+} braid_ucx_config_t;
+
+/* Create the context and worker. Returns BRAID_OK or BRAID_ERR_TRANSPORT
+ * (the reason is logged at level 1). */
+int braid_ucx_init(const braid_ucx_config_t *cfg);
+bool braid_ucx_ready(void);
+
+/* This process's worker address (valid until braid_ucx_finalize). */
+int braid_ucx_local_address(const void **addr, size_t *len);
+
+/* Install the worker addresses of nprocs processes: process i's address is
+ * addrs + i * stride, of length lens[i]. Copies what it needs. */
+int braid_ucx_set_peers(int nprocs, const void *addrs, size_t stride, const size_t *lens);
+int braid_ucx_npeers(void);
+
+/* Close endpoints, destroy the worker and context. */
+void braid_ucx_finalize(void);
+
+/* Per-communicator transport state. */
+typedef struct braid_ucx_comm braid_ucx_comm_t;
+
+/* proc_index[i] is the process index (as in braid_ucx_set_peers) of
+ * communicator rank i; copied. */
+braid_ucx_comm_t *braid_ucx_comm_create(uint32_t cid, int rank, int size,
+                                        const int *proc_index);
+void braid_ucx_comm_destroy(braid_ucx_comm_t *c);
+
+/* Start a new collective on this communicator (advances the sequence). */
+void braid_ucx_comm_begin(braid_ucx_comm_t *c);
+
+/* Bind an algorithm's view of the communicator to this transport. */
+void braid_ucx_comm_bind(braid_ucx_comm_t *c, braid_comm_t *out);
+
+extern const braid_transport_ops_t braid_ucx_ops;
+
+#endif /* BRAID_UCX_H */
