@@ -20,16 +20,9 @@
 #include "braid_algo.h"
 #include "braid_ucx.h"
 #include "braid_tag.h"
+#include "braid_select.h"
 
 BEGIN_C_DECLS
-
-/* Algorithm choices of each collective; 0 is always "auto". The names are
- * the values of the coll_braid_<collective>_algorithm parameters. */
-enum { BRAID_AUTO = 0 };
-enum { BRAID_BARRIER_ALL_TO_ALL = 1, BRAID_BARRIER_ALL_TO_ONE, BRAID_BARRIER_DISSEMINATION,
-       BRAID_BARRIER_NALGS };
-enum { BRAID_BCAST_ONE_TO_ALL = 1, BRAID_BCAST_BINOMIAL, BRAID_BCAST_SCATTER_ALLGATHER,
-       BRAID_BCAST_NALGS };
 
 typedef struct mca_coll_braid_component_t {
     mca_coll_base_component_2_0_0_t super;
@@ -37,8 +30,10 @@ typedef struct mca_coll_braid_component_t {
     /* MCA parameters */
     int priority;
     int verbose;
-    int barrier_algorithm;
-    int bcast_algorithm;
+    /* coll_braid_<collective>_algorithm: the string given, and its id
+     * (BRAID_ALG_AUTO = use the selection table) */
+    char *algorithm_param[BRAID_COLL_N];
+    int forced_algorithm[BRAID_COLL_N];
 
     /* state */
     int output;            /* opal_output stream */
@@ -90,7 +85,6 @@ bool mca_coll_braid_is_contiguous(struct ompi_datatype_t *dt, size_t count);
 void *mca_coll_braid_contig_base(const void *buf, struct ompi_datatype_t *dt);
 
 /* helpers shared by the glue */
-const char *mca_coll_braid_algorithm_name(const char *collective, int alg);
 int mca_coll_braid_to_mpi_error(int braid_rc);
 void mca_coll_braid_log(int level, const char *fmt, ...);
 

@@ -38,70 +38,28 @@ mca_coll_braid_component_t mca_coll_braid_component = {
     .params_valid = true,
 };
 
-/* ------------------------------------------------------------------ */
-/* Algorithm names: the valid values of coll_braid_<coll>_algorithm     */
-/* ------------------------------------------------------------------ */
-
-typedef struct braid_alg_param {
-    const char *collective;
-    const char *mpi_name;
-    const char *const *names;   /* index = algorithm id, NULL-terminated */
-    char *value;                /* the string given by the user */
-    int *target;                /* where the id goes */
-} braid_alg_param_t;
-
-static const char *const barrier_names[] = { "auto", "all_to_all", "all_to_one",
-                                             "dissemination", NULL };
-static const char *const bcast_names[] = { "auto", "one_to_all", "binomial",
-                                           "scatter_allgather", NULL };
-
-static braid_alg_param_t alg_params[] = {
-    { "barrier", "MPI_Barrier", barrier_names, NULL, &mca_coll_braid_component.barrier_algorithm },
-    { "bcast", "MPI_Bcast", bcast_names, NULL, &mca_coll_braid_component.bcast_algorithm },
-};
-#define N_ALG_PARAMS (sizeof(alg_params) / sizeof(alg_params[0]))
-
-const char *mca_coll_braid_algorithm_name(const char *collective, int alg)
-{
-    for (size_t i = 0; i < N_ALG_PARAMS; i++) {
-        if (0 != strcmp(alg_params[i].collective, collective)) continue;
-        for (int k = 0; alg_params[i].names[k]; k++)
-            if (k == alg) return alg_params[i].names[k];
-    }
-    return "?";
-}
-
-static void join_names(const char *const *names, char *out, size_t len)
-{
-    out[0] = '\0';
-    for (int k = 0; names[k]; k++) {
-        if (k) strncat(out, " | ", len - strlen(out) - 1);
-        strncat(out, names[k], len - strlen(out) - 1);
-    }
-}
-
-/* Parse every algorithm parameter; on an unknown name, remember the message. */
+/* Parse every coll_braid_<collective>_algorithm; on an unknown name,
+ * remember the message (MPI_Init is stopped in init_query). */
 static char invalid_message[1024];
 
 static void parse_alg_params(void)
 {
-    for (size_t i = 0; i < N_ALG_PARAMS; i++) {
-        braid_alg_param_t *p = &alg_params[i];
-        *p->target = BRAID_AUTO;
-        if (NULL == p->value || '\0' == p->value[0]) continue;
-        int found = -1;
-        for (int k = 0; p->names[k]; k++)
-            if (0 == strcmp(p->names[k], p->value)) found = k;
-        if (found >= 0) {
-            *p->target = found;
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    for (int coll = 0; coll < BRAID_COLL_N; coll++) {
+        const char *value = c->algorithm_param[coll];
+        c->forced_algorithm[coll] = BRAID_ALG_AUTO;
+        if (NULL == value || '\0' == value[0]) continue;
+        int id = braid_alg_lookup((braid_coll_t)coll, value);
+        if (id >= 0) {
+            c->forced_algorithm[coll] = id;
             continue;
         }
         char valid[256];
-        join_names(p->names, valid, sizeof(valid));
+        braid_alg_names_joined((braid_coll_t)coll, valid, sizeof(valid));
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value '%s' for MCA parameter coll_braid_%s_algorithm; "
-                 "valid values: %s", p->value, p->collective, valid);
-        mca_coll_braid_component.params_valid = false;
+                 "valid values: %s", value, braid_coll_name((braid_coll_t)coll), valid);
+        c->params_valid = false;
         return;
     }
 }
@@ -122,17 +80,17 @@ static int braid_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &c->verbose);
 
-    for (size_t i = 0; i < N_ALG_PARAMS; i++) {
-        braid_alg_param_t *p = &alg_params[i];
+    for (int coll = 0; coll < BRAID_COLL_N; coll++) {
         char name[64], desc[512], valid[256];
-        join_names(p->names, valid, sizeof(valid));
-        snprintf(name, sizeof(name), "%s_algorithm", p->collective);
-        snprintf(desc, sizeof(desc), "Algorithm for %s (auto = braid's selection table). Valid values: %s",
-                 p->mpi_name, valid);
-        p->value = (char *)"auto";
+        braid_alg_names_joined((braid_coll_t)coll, valid, sizeof(valid));
+        snprintf(name, sizeof(name), "%s_algorithm", braid_coll_name((braid_coll_t)coll));
+        snprintf(desc, sizeof(desc),
+                 "Algorithm for %s (auto = braid's selection table). Valid values: %s",
+                 braid_coll_mpi_name((braid_coll_t)coll), valid);
+        c->algorithm_param[coll] = (char *)"auto";
         (void)mca_base_component_var_register(v, name, desc, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
                                               0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
-                                              &p->value);
+                                              &c->algorithm_param[coll]);
     }
     parse_alg_params();
     return OMPI_SUCCESS;

@@ -39,14 +39,14 @@ static int barrier_auto(int P) { return P <= 4 ? BRAID_BARRIER_ALL_TO_ALL : BRAI
 int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
-    int alg = cmp()->barrier_algorithm;
-    if (BRAID_AUTO == alg) alg = barrier_auto(m->bcomm.size);
+    int alg = cmp()->forced_algorithm[BRAID_COLL_BARRIER];
+    if (BRAID_ALG_AUTO == alg) alg = barrier_auto(m->bcomm.size);
     static const braid_algo_fn_t fns[BRAID_BARRIER_NALGS] = {
         [BRAID_BARRIER_ALL_TO_ALL] = braid_barrier_all_to_all,
         [BRAID_BARRIER_ALL_TO_ONE] = braid_barrier_all_to_one,
         [BRAID_BARRIER_DISSEMINATION] = braid_barrier_dissemination,
     };
-    trace_call(m, "barrier", mca_coll_braid_algorithm_name("barrier", alg), 0);
+    trace_call(m, "barrier", braid_alg_name(BRAID_COLL_BARRIER, alg), 0);
     return run(m, fns[alg], NULL);
 }
 
@@ -71,14 +71,16 @@ int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     size_t bytes = (size_t)(count > 0 ? count : 0) * tsize;
     if (0 == bytes) return MPI_SUCCESS;
 
-    int alg = cmp()->bcast_algorithm;
-    if (BRAID_AUTO == alg) alg = bcast_auto(m->bcomm.size, bytes);
+    int alg = cmp()->forced_algorithm[BRAID_COLL_BCAST];
+    if (BRAID_ALG_AUTO == alg) alg = bcast_auto(m->bcomm.size, bytes);
     static const braid_algo_fn_t fns[BRAID_BCAST_NALGS] = {
         [BRAID_BCAST_ONE_TO_ALL] = braid_bcast_one_to_all,
         [BRAID_BCAST_BINOMIAL] = braid_bcast_binomial,
         [BRAID_BCAST_SCATTER_ALLGATHER] = braid_bcast_scatter_allgather,
     };
-    trace_call(m, "bcast", mca_coll_braid_algorithm_name("bcast", alg), bytes);
+    if (NULL == fns[alg])   /* not built in this version: same on every rank */
+        return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
+    trace_call(m, "bcast", braid_alg_name(BRAID_COLL_BCAST, alg), bytes);
 
     braid_coll_args_t a = { 0 };
     a.count = bytes;

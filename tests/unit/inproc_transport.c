@@ -1,8 +1,8 @@
 /*
  * inproc_transport.c - see inproc_transport.h.
  *
- * One mutex and condition variable guard the whole world (tests favour
- * simplicity over speed). A send copies its bytes into a message: when a
+ * Each rank's queues are guarded by its own mutex, and the rank sleeps on
+ * its own condition variable. A send copies its bytes into a message: when a
  * matching receive is already posted the copy goes straight into it,
  * otherwise the message waits in the destination's unexpected queue. A
  * receive first searches the unexpected queue, oldest first. Sends therefore
@@ -36,8 +36,8 @@ typedef struct msg {
 
 typedef struct world {
     int P;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_mutex_t *mu;         /* per rank: guards its queues */
+    pthread_cond_t *cv;          /* per rank: signalled when its receive completes */
     msg_t **unexpected;          /* per destination, FIFO */
     struct braid_req **posted;   /* per destination, FIFO */
 } world_t;
@@ -82,20 +82,20 @@ static int inproc_isend(void *state, int peer, braid_step_t step,
         fprintf(stderr, "inproc: rank %d sends to invalid peer %d\n", s->rank, peer);
         return BRAID_ERR_ARG;
     }
-    pthread_mutex_lock(&w->mu);
+    pthread_mutex_lock(&w->mu[peer]);
     for (struct braid_req **pp = &w->posted[peer]; *pp; pp = &(*pp)->next) {
         struct braid_req *r = *pp;
         if (r->src == s->rank && r->step == fstep) {
             *pp = r->next;
             deliver(r, buf, len);
-            pthread_cond_broadcast(&w->cv);
-            pthread_mutex_unlock(&w->mu);
+            pthread_cond_signal(&w->cv[peer]);
+            pthread_mutex_unlock(&w->mu[peer]);
             return BRAID_OK;
         }
     }
     msg_t *m = malloc(sizeof(*m) + len);
     if (NULL == m) {
-        pthread_mutex_unlock(&w->mu);
+        pthread_mutex_unlock(&w->mu[peer]);
         return BRAID_ERR_NOMEM;
     }
     m->src = s->rank;
@@ -104,7 +104,7 @@ static int inproc_isend(void *state, int peer, braid_step_t step,
     m->next = NULL;
     if (len) memcpy(m->data, buf, len);
     append_msg(&w->unexpected[peer], m);
-    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_unlock(&w->mu[peer]);
     return BRAID_OK;
 }
 
@@ -124,7 +124,7 @@ static int inproc_irecv(void *state, int peer, braid_step_t step,
     r->step = braid_tag_fold_step(step);
     r->buf = buf;
     r->len = len;
-    pthread_mutex_lock(&w->mu);
+    pthread_mutex_lock(&w->mu[s->rank]);
     for (msg_t **mp = &w->unexpected[s->rank]; *mp; mp = &(*mp)->next) {
         msg_t *m = *mp;
         if (m->src == peer && m->step == r->step) {
@@ -135,7 +135,7 @@ static int inproc_irecv(void *state, int peer, braid_step_t step,
         }
     }
     if (!r->done) append_req(&w->posted[s->rank], r);
-    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_unlock(&w->mu[s->rank]);
     *req = r;
     return BRAID_OK;
 }
@@ -145,16 +145,16 @@ static int inproc_waitall(void *state, int n, braid_req_t *reqs)
     rank_state_t *s = state;
     world_t *w = s->w;
     int rc = BRAID_OK;
-    pthread_mutex_lock(&w->mu);
+    pthread_mutex_lock(&w->mu[s->rank]);
     for (int i = 0; i < n; i++) {
         struct braid_req *r = reqs[i];
         if (NULL == r) continue;
-        while (!r->done) pthread_cond_wait(&w->cv, &w->mu);
+        while (!r->done) pthread_cond_wait(&w->cv[s->rank], &w->mu[s->rank]);
         if (r->error) rc = BRAID_ERR_TRANSPORT;
         free(r);
         reqs[i] = NULL;
     }
-    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_unlock(&w->mu[s->rank]);
     return rc;
 }
 
@@ -184,8 +184,12 @@ inproc_result_t inproc_run(int P, inproc_rank_fn_t fn, void **args, void *shared
     inproc_result_t res = { BRAID_OK, calloc((size_t)P, sizeof(braid_stats_t)), 0 };
     world_t w;
     w.P = P;
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
+    w.mu = calloc((size_t)P, sizeof(*w.mu));
+    w.cv = calloc((size_t)P, sizeof(*w.cv));
+    for (int r = 0; r < P; r++) {
+        pthread_mutex_init(&w.mu[r], NULL);
+        pthread_cond_init(&w.cv[r], NULL);
+    }
     w.unexpected = calloc((size_t)P, sizeof(*w.unexpected));
     w.posted = calloc((size_t)P, sizeof(*w.posted));
     thread_arg_t *ta = calloc((size_t)P, sizeof(*ta));
@@ -223,7 +227,11 @@ inproc_result_t inproc_run(int P, inproc_rank_fn_t fn, void **args, void *shared
     free(w.posted);
     free(ta);
     free(th);
-    pthread_mutex_destroy(&w.mu);
-    pthread_cond_destroy(&w.cv);
+    for (int r = 0; r < P; r++) {
+        pthread_mutex_destroy(&w.mu[r]);
+        pthread_cond_destroy(&w.cv[r]);
+    }
+    free(w.mu);
+    free(w.cv);
     return res;
 }

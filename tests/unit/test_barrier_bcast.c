@@ -106,9 +106,13 @@ static void check_bcast(braid_algo_fn_t fn, int P, size_t S, int root, bcast_byt
     ck_assert_int_eq(res.rc, BRAID_OK);
     ck_assert_int_eq(res.leftover_msgs, 0);
     for (int r = 0; r < P; r++) {
+        /* count first, assert once: every passing ck_assert costs a pipe
+         * write in Check's fork mode */
+        size_t bad = 0, first_bad = 0;
         for (size_t i = 0; i < S; i++)
-            ck_assert_msg(b.bufs[r][i] == unit_byte(1000, i),
-                          "P=%d S=%zu root=%d: rank %d byte %zu wrong", P, S, root, r, i);
+            if (b.bufs[r][i] != unit_byte(1000, i) && 0 == bad++) first_bad = i;
+        ck_assert_msg(0 == bad, "P=%d S=%zu root=%d: rank %d has %zu wrong bytes, first at %zu",
+                      P, S, root, r, bad, first_bad);
         if (expect) {
             int v = (r - root + P) % P;
             ck_assert_msg(res.stats[r].bytes_sent == expect(P, v, S),
@@ -153,11 +157,15 @@ static uint64_t bytes_scatter_allgather(int P, int v, size_t S)
 
 static const size_t bcast_sizes[] = { 0, 1, 7, 63, 64, 1000, 4099 };
 
+/* Every size and three roots up to P = 9; beyond, the sizes that exercise
+ * uneven blocks and two roots (keeps the suite fast on two cores). */
 static void bcast_sweep(braid_algo_fn_t fn, int P, bcast_bytes_fn expect)
 {
-    for (size_t k = 0; k < sizeof bcast_sizes / sizeof *bcast_sizes; k++) {
+    size_t nsizes = sizeof bcast_sizes / sizeof *bcast_sizes;
+    for (size_t k = 0; k < nsizes; k++) {
+        if (P > 9 && k != 1 && k != nsizes - 1) continue;
         int roots[3] = { 0, P - 1, P / 2 };
-        for (int j = 0; j < 3; j++) check_bcast(fn, P, bcast_sizes[k], roots[j], expect);
+        for (int j = 0; j < (P > 9 ? 2 : 3); j++) check_bcast(fn, P, bcast_sizes[k], roots[j], expect);
     }
 }
 
