@@ -76,6 +76,19 @@ int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_base_modul
 int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 
+/* A reduction bound to braid's callback (coll_braid_op.c). */
+typedef struct mca_coll_braid_op_t {
+    braid_op_t bop;               /* what the algorithms call; arg = this */
+    bool exact;                   /* same bits in any evaluation order */
+    MPI_Datatype dtype;
+    MPI_Op op;
+    size_t extent;
+    void (*kernel)(const void *in, void *inout, size_t count);  /* NULL: PMPI */
+    size_t kernel_elems;          /* kernel elements per datatype element */
+} mca_coll_braid_op_t;
+
+void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op op);
+
 /* datatypes (coll_braid_datatype.c) */
 int mca_coll_braid_pack(const void *userbuf, size_t count, struct ompi_datatype_t *dt,
                         void *packed, size_t bytes);

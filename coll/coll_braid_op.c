@@ -1,0 +1,136 @@
+/*
+ * coll_braid_op.c - binding an MPI (datatype, op) pair to braid's reduction
+ * callback: braid's own vectorised kernels for the predefined pairs on C
+ * integer and floating types, PMPI_Reduce_local for everything else (pair
+ * types with MINLOC/MAXLOC, complex, long double, derived types, user ops).
+ *
+ * Everything here depends only on the datatype and the op, which MPI
+ * requires to be the same on every rank of a reduction, so the bindings
+ * (and whether the result is order-independent) agree across ranks.
+ */
+#include "coll_braid.h"
+
+#include <limits.h>
+
+#include "braid_kernels.h"
+
+typedef struct { MPI_Op op; braid_kop_t kop; } op_map_t;
+
+static braid_ktype_t int_ktype(size_t size, bool is_signed)
+{
+    switch (size) {
+    case 1: return is_signed ? BRAID_KT_INT8 : BRAID_KT_UINT8;
+    case 2: return is_signed ? BRAID_KT_INT16 : BRAID_KT_UINT16;
+    case 4: return is_signed ? BRAID_KT_INT32 : BRAID_KT_UINT32;
+    case 8: return is_signed ? BRAID_KT_INT64 : BRAID_KT_UINT64;
+    default: return BRAID_KT_NTYPES;
+    }
+}
+
+/* The braid kernel type of a predefined datatype, or BRAID_KT_NTYPES. */
+static braid_ktype_t kernel_type(MPI_Datatype t, MPI_Op op)
+{
+    static const struct { MPI_Datatype type; size_t size; int is_signed; } ints[] = {
+        { MPI_SIGNED_CHAR, sizeof(signed char), 1 },
+        { MPI_UNSIGNED_CHAR, sizeof(unsigned char), 0 },
+        { MPI_SHORT, sizeof(short), 1 },
+        { MPI_UNSIGNED_SHORT, sizeof(unsigned short), 0 },
+        { MPI_INT, sizeof(int), 1 },
+        { MPI_UNSIGNED, sizeof(unsigned), 0 },
+        { MPI_LONG, sizeof(long), 1 },
+        { MPI_UNSIGNED_LONG, sizeof(unsigned long), 0 },
+        { MPI_LONG_LONG_INT, sizeof(long long), 1 },
+        { MPI_UNSIGNED_LONG_LONG, sizeof(unsigned long long), 0 },
+        { MPI_INT8_T, 1, 1 },
+        { MPI_UINT8_T, 1, 0 },
+        { MPI_INT16_T, 2, 1 },
+        { MPI_UINT16_T, 2, 0 },
+        { MPI_INT32_T, 4, 1 },
+        { MPI_UINT32_T, 4, 0 },
+        { MPI_INT64_T, 8, 1 },
+        { MPI_UINT64_T, 8, 0 },
+        { MPI_AINT, sizeof(MPI_Aint), 1 },
+        { MPI_OFFSET, sizeof(MPI_Offset), 1 },
+        { MPI_COUNT, sizeof(MPI_Count), 1 },
+    };
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+        if (t == ints[i].type) return int_ktype(ints[i].size, ints[i].is_signed);
+    if (t == MPI_FLOAT) return BRAID_KT_FLOAT;
+    if (t == MPI_DOUBLE) return BRAID_KT_DOUBLE;
+    if (t == MPI_C_BOOL && sizeof(_Bool) == 1) return BRAID_KT_BOOL;
+    /* MPI_BYTE takes the bitwise ops only */
+    if (t == MPI_BYTE && (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR)) return BRAID_KT_UINT8;
+    return BRAID_KT_NTYPES;
+}
+
+static braid_kop_t kernel_op(MPI_Op op)
+{
+    static const op_map_t ops[] = {
+        { MPI_SUM, BRAID_KOP_SUM },   { MPI_PROD, BRAID_KOP_PROD }, { MPI_MIN, BRAID_KOP_MIN },
+        { MPI_MAX, BRAID_KOP_MAX },   { MPI_LAND, BRAID_KOP_LAND }, { MPI_LOR, BRAID_KOP_LOR },
+        { MPI_LXOR, BRAID_KOP_LXOR }, { MPI_BAND, BRAID_KOP_BAND }, { MPI_BOR, BRAID_KOP_BOR },
+        { MPI_BXOR, BRAID_KOP_BXOR },
+    };
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        if (op == ops[i].op) return ops[i].kop;
+    return BRAID_KOP_NOPS;
+}
+
+/* ---- callbacks ---- */
+
+static void kernel_reduce(const void *in, void *inout, size_t n, void *arg)
+{
+    mca_coll_braid_op_t *b = arg;
+    b->kernel(in, inout, n * b->kernel_elems);
+}
+
+/* PMPI_Reduce_local takes an int count: go in pieces for huge counts */
+static void pmpi_reduce(const void *in, void *inout, size_t n, void *arg)
+{
+    mca_coll_braid_op_t *b = arg;
+    const size_t piece = (size_t)INT_MAX / 2;
+    while (n > 0) {
+        size_t k = n < piece ? n : piece;
+        PMPI_Reduce_local(in, inout, (int)k, b->dtype, b->op);
+        in = (const char *)in + k * b->extent;
+        inout = (char *)inout + k * b->extent;
+        n -= k;
+    }
+}
+
+static bool is_integer_like(MPI_Datatype t)
+{
+    braid_ktype_t k = kernel_type(t, MPI_SUM);
+    return k != BRAID_KT_NTYPES && k != BRAID_KT_FLOAT && k != BRAID_KT_DOUBLE;
+}
+
+void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op op)
+{
+    MPI_Aint lb, extent;
+    int commute = 0;
+    PMPI_Type_get_extent(dtype, &lb, &extent);
+    PMPI_Op_commutative(op, &commute);
+    b->dtype = dtype;
+    b->op = op;
+    b->extent = (size_t)extent;
+    b->kernel = NULL;
+    b->kernel_elems = 1;
+    b->bop.arg = b;
+    b->bop.commutative = commute != 0;
+
+    braid_ktype_t kt = kernel_type(dtype, op);
+    braid_kop_t ko = kernel_op(op);
+    if (kt != BRAID_KT_NTYPES && ko != BRAID_KOP_NOPS) b->kernel = braid_kernel_lookup(kt, ko);
+    if (NULL != b->kernel) {
+        b->bop.fn = kernel_reduce;
+        b->exact = braid_kernel_is_exact(kt, ko);
+        return;
+    }
+    b->bop.fn = pmpi_reduce;
+    /* order-independent bits: predefined integer/logical/bitwise ops, min,
+     * max and the loc ops; floating sums and user ops are not */
+    b->exact = (op == MPI_MINLOC || op == MPI_MAXLOC || op == MPI_MIN || op == MPI_MAX ||
+                op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR || op == MPI_LAND ||
+                op == MPI_LOR || op == MPI_LXOR || op == MPI_REPLACE || op == MPI_NO_OP ||
+                ((op == MPI_SUM || op == MPI_PROD) && is_integer_like(dtype)));
+}

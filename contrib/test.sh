@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test.sh - set up a fresh machine and run braid's whole test suite:
+# unit tests (Check, in-process transport) and MPI integration tests
+# (mpirun, np = 1..9, every algorithm forced). Exit status 0 = all passed.
+#
+#   contrib/test.sh            # from the repository root
+#   BUILD_DIR=... contrib/test.sh
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$top/build}
+jobs=${JOBS:-2}
+
+"$top/contrib/install_deps.sh"
+cd "$top"
+[ -x configure ] || ./autogen.sh >/dev/null
+mkdir -p "$build"
+cd "$build"
+[ -f Makefile ] || "$top/configure" -q ${CONFIGURE_ARGS:-}
+make -j"$jobs" >/dev/null
+status=0
+make -j1 check || status=$?
+# one summary line over every test program (Check and the MPI runner)
+passed=0 failed=0
+for log in $(find tests -name '*.log' ! -name 'test-suite.log'); do
+    while read -r line; do
+        case "$line" in
+        *"%: Checks: "*)
+            c=$(sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' <<<"$line")
+            set -- $c
+            passed=$((passed + $1 - $2 - $3)); failed=$((failed + $2 + $3)) ;;
+        "mpi tests: "*)
+            p=$(sed -n 's/mpi tests: \([0-9]*\) passed, \([0-9]*\) failed/\1 \2/p' <<<"$line")
+            set -- $p
+            passed=$((passed + $1)); failed=$((failed + $2)) ;;
+        esac
+    done <"$log"
+done
+if [ $status -ne 0 ]; then
+    echo "--- failing test logs ---"
+    grep -l -E "FAIL|not ok" $(find tests -name '*.log') 2>/dev/null | head -5 | while read -r f; do
+        echo "== $f"; grep -E "FAIL|not ok|Failures: [1-9]|Errors: [1-9]|^#" "$f" | head -40
+    done
+fi
+echo "braid tests: $passed passed, $failed failed"
+exit $status

@@ -1,0 +1,86 @@
+/*
+ * mpi_test_common.h - tiny harness for braid's MPI integration tests.
+ * Every rank counts its checks and failures; mt_finish() sums them over
+ * MPI_COMM_WORLD (with the point-to-point layer only, so a broken
+ * collective cannot hide a failure), rank 0 prints a summary, and the exit
+ * status is non-zero when any rank failed.
+ */
+#ifndef MPI_TEST_COMMON_H
+#define MPI_TEST_COMMON_H
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long mt_checks, mt_failures;
+static int mt_max_reports = 20;
+
+static void mt_check(int cond, const char *fmt, ...)
+{
+    mt_checks++;
+    if (cond) return;
+    mt_failures++;
+    if (mt_max_reports-- > 0) {
+        int rank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "FAIL [world rank %d] %s\n", rank, msg);
+    }
+}
+
+/* Sum the counters at rank 0 with sends and receives only. */
+static int mt_finish(const char *name)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long mine[2] = { mt_checks, mt_failures }, total[2] = { mt_checks, mt_failures };
+    if (0 == rank) {
+        for (int r = 1; r < size; r++) {
+            long other[2];
+            MPI_Recv(other, 2, MPI_LONG, r, 999, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            total[0] += other[0];
+            total[1] += other[1];
+        }
+        printf("%s: np=%d checks=%ld failures=%ld %s\n", name, size, total[0], total[1],
+               total[1] ? "FAILED" : "ok");
+        fflush(stdout);
+    } else {
+        MPI_Send(mine, 2, MPI_LONG, 0, 999, MPI_COMM_WORLD);
+    }
+    int failed = 0;
+    if (0 == rank) failed = total[1] != 0;
+    /* tell everyone, point to point */
+    if (0 == rank) {
+        for (int r = 1; r < size; r++) MPI_Send(&failed, 1, MPI_INT, r, 998, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv(&failed, 1, MPI_INT, 0, 998, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Finalize();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* A communicator over the same processes in reversed rank order. */
+static MPI_Comm mt_reversed_comm(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm out;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_split(comm, 0, size - 1 - rank, &out);
+    return out;
+}
+
+/* Deterministic byte pattern per (seed, index). */
+static inline unsigned char mt_byte(long seed, size_t i)
+{
+    return (unsigned char)((i * 2654435761u + (size_t)seed * 97u + 13u) >> 7);
+}
+
+#endif

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# run_mpi_tests.sh - run braid's MPI integration tests (tests/mpi/mpi_tests.list)
+# against the component in the build tree, each mpirun under a timeout.
+#
+# Environment (set by 'make check'): BRAID_BUILDDIR, BRAID_SRCDIR, OMPI_PKGLIBDIR.
+# Optional: MPI_TEST_TIMEOUT (seconds per mpirun, default 240),
+#           MPI_TEST_FILTER (regex on the case description),
+#           MPI_TEST_LIST (another list file).
+set -u
+builddir=${BRAID_BUILDDIR:-$(pwd)}
+srcdir=${BRAID_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+pkglibdir=${OMPI_PKGLIBDIR:-$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')}
+list=${MPI_TEST_LIST:-$srcdir/tests/mpi/mpi_tests.list}
+timeout_s=${MPI_TEST_TIMEOUT:-240}
+filter=${MPI_TEST_FILTER:-}
+
+so=$builddir/.libs/mca_coll_braid.so
+if [ ! -f "$so" ]; then
+    echo "run_mpi_tests: $so not built" >&2
+    exit 99
+fi
+
+# A component directory holding Open MPI's own components and the braid just
+# built (and no other braid, e.g. an installed one).
+compdir=$(mktemp -d "${TMPDIR:-/tmp}/braid-components.XXXXXX")
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/braid-mpitests.XXXXXX")
+trap 'rm -rf "$compdir"' EXIT
+for f in "$pkglibdir"/*; do
+    case "$(basename "$f")" in mca_coll_braid.*) continue ;; esac
+    ln -s "$f" "$compdir/"
+done
+ln -s "$so" "$compdir/mca_coll_braid.so"
+export OMPI_MCA_mca_base_component_path=$compdir
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# keep runs quiet and independent of the host's network
+export OMPI_MCA_btl_base_warn_component_unused=0
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+expand_np() {   # "1-8" -> 1 2 ... 8 ; "2,5" -> 2 5
+    local spec=$1 part
+    IFS=',' read -ra parts <<<"$spec"
+    for part in "${parts[@]}"; do
+        part=${part// /}
+        if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+    done
+}
+
+trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}; printf '%s' "$s"; }
+
+passed=0 failed=0 n=0
+failed_names=()
+while IFS= read -r line || [ -n "$line" ]; do
+    line=$(trim "${line%%#*}")
+    [ -z "$line" ] && continue
+    IFS='|' read -r f_np f_prog f_mca f_expect <<<"$line"
+    f_np=$(trim "$f_np"); f_prog=$(trim "$f_prog"); f_mca=$(trim "$f_mca"); f_expect=$(trim "$f_expect")
+    mca_args=(--mca coll_braid_verbose 20)
+    if [ "$f_mca" != "-" ]; then
+        for kv in $f_mca; do mca_args+=(--mca "${kv%%=*}" "${kv#*=}"); done
+    fi
+    env_prefix=()
+    prog_words=($f_prog)
+    # ENV=VALUE words before the program name go into the environment
+    while [[ ${prog_words[0]} == *=* ]]; do env_prefix+=("${prog_words[0]}"); prog_words=("${prog_words[@]:1}"); done
+    prog=$builddir/tests/mpi/${prog_words[0]}
+    for np in $(expand_np "$f_np"); do
+        n=$((n + 1))
+        desc="np=$np ${env_prefix[*]} ${prog_words[*]} [$f_mca]"
+        if [ -n "$filter" ] && ! [[ $desc =~ $filter ]]; then continue; fi
+        log=$logdir/case$n.log
+        start=$(date +%s%N)
+        env "${env_prefix[@]}" timeout -k 10 "$timeout_s" \
+            mpirun -np "$np" --oversubscribe --bind-to none "${mca_args[@]}" \
+            "$prog" "${prog_words[@]:1}" </dev/null >"$log" 2>&1
+        rc=$?
+        ms=$(( ($(date +%s%N) - start) / 1000000 ))
+        secs=$((ms / 1000)).$(( (ms % 1000) / 100 ))
+        why=""
+        if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then why="timed out after ${timeout_s}s (hang)"
+        elif [ $rc -ne 0 ]; then why="exit status $rc"
+        elif [ "$np" -ge 2 ] && [ "$f_expect" != "-" ] && ! tr '\n' ' ' <"$log" | grep -Eq "$f_expect"; then
+            why="verbose output lacks /$f_expect/ (braid did not run the expected algorithm)"
+        fi
+        if [ -z "$why" ]; then
+            passed=$((passed + 1))
+            echo "ok $n - $desc (${secs}s)"
+        else
+            failed=$((failed + 1))
+            failed_names+=("$desc")
+            echo "not ok $n - $desc: $why (${secs}s)"
+            grep -v '^\[.*braid: ' "$log" | tail -n 25 | sed 's/^/#   /'
+        fi
+    done
+done <"$list"
+
+echo "# logs in $logdir"
+for f in "${failed_names[@]}"; do echo "# FAILED: $f"; done
+echo "mpi tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
