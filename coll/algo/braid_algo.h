@@ -113,8 +113,11 @@ typedef struct braid_op {
 } braid_op_t;
 
 /* Scratch memory reused across calls on one communicator: slot k is grown on
- * demand and kept, so repeated collectives do not allocate. */
-#define BRAID_SCRATCH_SLOTS 4
+ * demand and kept, so repeated collectives do not allocate. Algorithms use
+ * slots 0..3; the component's glue stages user buffers in slots 4 and 5. */
+#define BRAID_SCRATCH_SLOTS 6
+#define BRAID_SCRATCH_GLUE_IN 4
+#define BRAID_SCRATCH_GLUE_OUT 5
 typedef struct braid_scratch {
     void *buf[BRAID_SCRATCH_SLOTS];
     size_t len[BRAID_SCRATCH_SLOTS];
