@@ -35,6 +35,12 @@ typedef struct mca_coll_braid_component_t {
     char *algorithm_param[BRAID_COLL_N];
     int forced_algorithm[BRAID_COLL_N];
 
+    char *rules_file;          /* coll_braid_rules_file */
+    int chunk_size;            /* coll_braid_chunk_size (ring_chunked), 0 = table */
+    int dbtree_chunk_size;     /* coll_braid_dbtree_chunk_size, 0 = table */
+    int bcube_base;            /* coll_braid_bcube_base, 0 = table/auto */
+    braid_table_t *rules;      /* the parsed rules file, NULL = built-in only */
+
     /* state */
     int output;            /* opal_output stream */
     bool params_valid;     /* false: an invalid value was given, abort MPI_Init */
@@ -54,6 +60,12 @@ typedef struct mca_coll_braid_prev_t {
     mca_coll_base_module_t *allreduce_module;
     mca_coll_base_module_allgather_fn_t allgather;
     mca_coll_base_module_t *allgather_module;
+    mca_coll_base_module_reduce_fn_t reduce;
+    mca_coll_base_module_t *reduce_module;
+    mca_coll_base_module_reduce_scatter_fn_t reduce_scatter;
+    mca_coll_base_module_t *reduce_scatter_module;
+    mca_coll_base_module_reduce_scatter_block_fn_t reduce_scatter_block;
+    mca_coll_base_module_t *reduce_scatter_block_module;
 } mca_coll_braid_prev_t;
 
 typedef struct mca_coll_braid_module_t {
@@ -75,6 +87,22 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
 int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                             mca_coll_base_module_t *module);
+int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                          mca_coll_base_module_t *module);
+int mca_coll_braid_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        struct ompi_communicator_t *comm,
+                                        mca_coll_base_module_t *module);
+int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 
 /* A reduction bound to braid's callback (coll_braid_op.c). */
 typedef struct mca_coll_braid_op_t {
@@ -96,6 +124,16 @@ int mca_coll_braid_unpack(void *userbuf, size_t count, struct ompi_datatype_t *d
                           const void *packed, size_t bytes);
 bool mca_coll_braid_is_contiguous(struct ompi_datatype_t *dt, size_t count);
 void *mca_coll_braid_contig_base(const void *buf, struct ompi_datatype_t *dt);
+
+/* selection and dispatch (coll_braid_entry.c) */
+size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype);
+braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes);
+void mca_coll_braid_apply_param_overrides(braid_coll_t coll, braid_choice_t *choice);
+void mca_coll_braid_trace(mca_coll_braid_module_t *m, braid_coll_t coll, const char *alg,
+                          size_t bytes);
+/* run one algorithm as a new collective on m; returns a BRAID_* code */
+int mca_coll_braid_run(mca_coll_braid_module_t *m, braid_coll_t coll, int alg, braid_algo_fn_t fn,
+                       const braid_coll_args_t *a, size_t bytes);
 
 /* helpers shared by the glue */
 int mca_coll_braid_to_mpi_error(int braid_rc);

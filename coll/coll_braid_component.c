@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opal/util/output.h"
@@ -38,9 +39,31 @@ mca_coll_braid_component_t mca_coll_braid_component = {
     .params_valid = true,
 };
 
+/* Why MPI_Init must stop (an invalid parameter value); see init_query. */
+static char invalid_message[1024];
+
+/* Numeric parameters out of range are as fatal as unknown names. */
+static void check_numeric_params(void)
+{
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    if (!c->params_valid) return;
+    if (c->chunk_size < 0 || c->dbtree_chunk_size < 0)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_%schunk_size; valid values: "
+                 "0 (selection table) or a positive number of bytes",
+                 c->chunk_size < 0 ? c->chunk_size : c->dbtree_chunk_size,
+                 c->chunk_size < 0 ? "" : "dbtree_");
+    else if (c->bcube_base != 0 && (c->bcube_base < 2 || c->bcube_base > 64))
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_bcube_base; valid values: "
+                 "0 (auto) or 2..64", c->bcube_base);
+    else
+        return;
+    c->params_valid = false;
+}
+
 /* Parse every coll_braid_<collective>_algorithm; on an unknown name,
  * remember the message (MPI_Init is stopped in init_query). */
-static char invalid_message[1024];
 
 static void parse_alg_params(void)
 {
@@ -93,7 +116,71 @@ static int braid_register(void)
                                               &c->algorithm_param[coll]);
     }
     parse_alg_params();
+
+    c->rules_file = (char *)"";
+    (void)mca_base_component_var_register(v, "rules_file",
+        "Path of a selection rules file (format in the README: one rule per line, "
+        "'collective comm_size msg_size algorithm [key=value]'); empty = built-in table only",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+        &c->rules_file);
+    c->chunk_size = 0;
+    (void)mca_base_component_var_register(v, "chunk_size",
+        "Chunk size in bytes of ring_chunked allreduce and reduce_scatter (0 = from the selection table)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &c->chunk_size);
+    c->dbtree_chunk_size = 0;
+    (void)mca_base_component_var_register(v, "dbtree_chunk_size",
+        "Pipeline chunk size in bytes of the double binary tree algorithms (0 = from the selection table)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
+        &c->dbtree_chunk_size);
+    c->bcube_base = 0;
+    (void)mca_base_component_var_register(v, "bcube_base",
+        "Group size B of the bcube allreduce, 2..64 (0 = auto: from the selection table / P's factors)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &c->bcube_base);
+    check_numeric_params();
     return OMPI_SUCCESS;
+}
+
+void mca_coll_braid_apply_param_overrides(braid_coll_t coll, braid_choice_t *choice)
+{
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    bool dbtree = (coll == BRAID_COLL_ALLREDUCE && choice->alg == BRAID_ALLREDUCE_DBTREE) ||
+                  (coll == BRAID_COLL_BCAST && choice->alg == BRAID_BCAST_DBTREE) ||
+                  (coll == BRAID_COLL_REDUCE && choice->alg == BRAID_REDUCE_DBTREE);
+    if (dbtree && c->dbtree_chunk_size > 0) choice->params.chunk_bytes = (size_t)c->dbtree_chunk_size;
+    else if (!dbtree && c->chunk_size > 0) choice->params.chunk_bytes = (size_t)c->chunk_size;
+    if (c->bcube_base > 0) choice->params.bcube_base = c->bcube_base;
+}
+
+/* Load the rules file named by coll_braid_rules_file. A broken file is
+ * reported (file, line, token) and ignored: the built-in table serves. */
+static void load_rules(void)
+{
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    bool speaker = 0 == OMPI_PROC_MY_NAME->vpid;
+    c->rules = NULL;
+    if (NULL != c->rules_file && '\0' != c->rules_file[0]) {
+        char err[512];
+        braid_table_t *t = calloc(1, sizeof(*t));
+        if (NULL != t && 0 == braid_rules_parse_file(c->rules_file, t, err, sizeof(err))) {
+            c->rules = t;
+        } else {
+            if (speaker)
+                opal_output(0, "braid: WARNING: ignoring rules file (coll_braid_rules_file): %s; "
+                            "using the built-in selection table", t ? err : "out of memory");
+            if (t) braid_table_free(t);
+            free(t);
+        }
+    }
+    if (speaker && c->verbose >= 10) {
+        opal_output(0, "braid: effective selection table (forced algorithms, then %s, then built-in):",
+                    c->rules ? c->rules_file : "no rules file");
+        for (int coll = 0; coll < BRAID_COLL_N; coll++)
+            if (BRAID_ALG_AUTO != c->forced_algorithm[coll])
+                opal_output(0, "braid:   forced %s = %s", braid_coll_name((braid_coll_t)coll),
+                            braid_alg_name((braid_coll_t)coll, c->forced_algorithm[coll]));
+        if (c->rules) braid_table_print(c->rules, stderr);
+        braid_table_print(braid_table_builtin(), stderr);
+    }
 }
 
 static int braid_open(void)
@@ -103,6 +190,7 @@ static int braid_open(void)
     opal_output_set_verbosity(c->output, c->verbose);
     c->disabled = false;
     c->transport_ready = false;
+    if (c->params_valid) load_rules();
     return OMPI_SUCCESS;
 }
 
@@ -111,6 +199,11 @@ static int braid_close(void)
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
     braid_ucx_finalize();
     c->transport_ready = false;
+    if (NULL != c->rules) {
+        braid_table_free(c->rules);
+        free(c->rules);
+        c->rules = NULL;
+    }
     if (c->output >= 0) opal_output_close(c->output);
     c->output = -1;
     return OMPI_SUCCESS;

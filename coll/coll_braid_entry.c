@@ -13,93 +13,154 @@
 
 static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
 
-static void trace_call(mca_coll_braid_module_t *m, const char *coll, const char *alg, size_t bytes)
+size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype)
 {
-    if (cmp()->verbose >= 20 && 0 == m->bcomm.rank)
-        opal_output(0, "braid: %s %s np=%d bytes=%zu", coll, alg, m->bcomm.size, bytes);
+    size_t size = 0;
+    ompi_datatype_type_size(dtype, &size);
+    return size;
 }
 
-/* Run one algorithm as a new collective on this communicator. */
-static int run(mca_coll_braid_module_t *m, braid_algo_fn_t fn, const braid_coll_args_t *a)
+braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes)
 {
+    mca_coll_braid_component_t *c = cmp();
+    braid_choice_t ch = braid_select(coll, m->bcomm.size, bytes, c->forced_algorithm[coll],
+                                     c->rules);
+    mca_coll_braid_apply_param_overrides(coll, &ch);
+    return ch;
+}
+
+void mca_coll_braid_trace(mca_coll_braid_module_t *m, braid_coll_t coll, const char *alg,
+                          size_t bytes)
+{
+    if (cmp()->verbose >= 20 && 0 == m->bcomm.rank)
+        opal_output(0, "braid: %s %s np=%d bytes=%zu", braid_coll_name(coll), alg, m->bcomm.size,
+                    bytes);
+}
+
+int mca_coll_braid_run(mca_coll_braid_module_t *m, braid_coll_t coll, int alg, braid_algo_fn_t fn,
+                       const braid_coll_args_t *a, size_t bytes)
+{
+    mca_coll_braid_trace(m, coll, braid_alg_name(coll, alg), bytes);
     braid_ucx_comm_begin(m->tcomm);
     int rc = fn(&m->bcomm, a);
-    if (BRAID_OK != rc)
-        opal_output_verbose(1, cmp()->output, "braid: collective on %s failed (braid code %d)",
-                            m->comm->c_name, rc);
-    return mca_coll_braid_to_mpi_error(rc);
+    if (BRAID_OK != rc && BRAID_ERR_UNSUPPORTED != rc)
+        opal_output_verbose(1, cmp()->output, "braid: %s %s on %s failed (braid code %d)",
+                            braid_coll_name(coll), braid_alg_name(coll, alg), m->comm->c_name, rc);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* barrier                                                             */
 /* ------------------------------------------------------------------ */
 
-static int barrier_auto(int P) { return P <= 4 ? BRAID_BARRIER_ALL_TO_ALL : BRAID_BARRIER_DISSEMINATION; }
-
 int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
-    int alg = cmp()->forced_algorithm[BRAID_COLL_BARRIER];
-    if (BRAID_ALG_AUTO == alg) alg = barrier_auto(m->bcomm.size);
+    int alg = mca_coll_braid_choose(m, BRAID_COLL_BARRIER, 0).alg;
     static const braid_algo_fn_t fns[BRAID_BARRIER_NALGS] = {
         [BRAID_BARRIER_ALL_TO_ALL] = braid_barrier_all_to_all,
         [BRAID_BARRIER_ALL_TO_ONE] = braid_barrier_all_to_one,
         [BRAID_BARRIER_DISSEMINATION] = braid_barrier_dissemination,
     };
-    trace_call(m, "barrier", braid_alg_name(BRAID_COLL_BARRIER, alg), 0);
-    return run(m, fns[alg], NULL);
+    return mca_coll_braid_to_mpi_error(mca_coll_braid_run(m, BRAID_COLL_BARRIER, alg, fns[alg],
+                                                          NULL, 0));
 }
 
 /* ------------------------------------------------------------------ */
 /* bcast                                                               */
 /* ------------------------------------------------------------------ */
 
-#define BRAID_BCAST_LARGE (64 * 1024)
-
-static int bcast_auto(int P, size_t bytes)
-{
-    return (P <= 2 || bytes < BRAID_BCAST_LARGE) ? BRAID_BCAST_BINOMIAL
-                                                 : BRAID_BCAST_SCATTER_ALLGATHER;
-}
-
 int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
-    size_t tsize = 0;
-    ompi_datatype_type_size(dtype, &tsize);
-    size_t bytes = (size_t)(count > 0 ? count : 0) * tsize;
+    size_t bytes = (size_t)(count > 0 ? count : 0) * mca_coll_braid_type_size(dtype);
     if (0 == bytes) return MPI_SUCCESS;
-
-    int alg = cmp()->forced_algorithm[BRAID_COLL_BCAST];
-    if (BRAID_ALG_AUTO == alg) alg = bcast_auto(m->bcomm.size, bytes);
+    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_BCAST, bytes);
+    int alg = choice.alg;
     static const braid_algo_fn_t fns[BRAID_BCAST_NALGS] = {
         [BRAID_BCAST_ONE_TO_ALL] = braid_bcast_one_to_all,
         [BRAID_BCAST_BINOMIAL] = braid_bcast_binomial,
         [BRAID_BCAST_SCATTER_ALLGATHER] = braid_bcast_scatter_allgather,
+        [BRAID_BCAST_DBTREE] = braid_bcast_dbtree,
     };
-    if (NULL == fns[alg])   /* not built in this version: same on every rank */
-        return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
-    trace_call(m, "bcast", braid_alg_name(BRAID_COLL_BCAST, alg), bytes);
 
     braid_coll_args_t a = { 0 };
     a.count = bytes;
     a.esize = 1;
     a.root = root;
     a.scratch = &m->scratch;
+    a.params = choice.params;
     bool contiguous = mca_coll_braid_is_contiguous(dtype, (size_t)count);
     if (contiguous) {
         a.rbuf = mca_coll_braid_contig_base(buf, dtype);
-        return run(m, fns[alg], &a);
+        return mca_coll_braid_to_mpi_error(mca_coll_braid_run(m, BRAID_COLL_BCAST, alg, fns[alg],
+                                                              &a, bytes));
     }
     /* non-contiguous: the wire carries the packed bytes */
     a.rbuf = braid_scratch_get(&m->scratch, 0, bytes);
-    if (NULL == a.rbuf) return MPI_ERR_NO_MEM;   /* TODO: rank-consistent */
+    if (NULL == a.rbuf) return MPI_ERR_NO_MEM;
     if (m->bcomm.rank == root && OMPI_SUCCESS != mca_coll_braid_pack(buf, (size_t)count, dtype, a.rbuf, bytes))
         return MPI_ERR_INTERN;
-    int rc = run(m, fns[alg], &a);
+    int rc = mca_coll_braid_to_mpi_error(mca_coll_braid_run(m, BRAID_COLL_BCAST, alg, fns[alg],
+                                                            &a, bytes));
     if (MPI_SUCCESS == rc && m->bcomm.rank != root &&
         OMPI_SUCCESS != mca_coll_braid_unpack(buf, (size_t)count, dtype, a.rbuf, bytes))
+        rc = MPI_ERR_INTERN;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* allgather                                                           */
+/* ------------------------------------------------------------------ */
+
+/* The wire carries each rank's block as packed bytes (count x type size,
+ * equal on every rank by MPI's signature rule); datatypes that are not
+ * contiguous are packed into scratch and unpacked at the end. */
+int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
+    static const braid_algo_fn_t fns[BRAID_ALLGATHER_NALGS] = {
+        [BRAID_ALLGATHER_RING] = braid_allgather_ring,
+        [BRAID_ALLGATHER_RECURSIVE_DOUBLING] = braid_allgather_recursive_doubling,
+    };
+    int P = m->bcomm.size, rank = m->bcomm.rank;
+    size_t rn = rcount > 0 ? (size_t)rcount : 0;
+    size_t block = rn * mca_coll_braid_type_size(rdtype);
+    if (0 == block) return MPI_SUCCESS;
+    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_ALLGATHER, block);
+    if (NULL == fns[choice.alg])
+        return m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                 m->prev.allgather_module);
+
+    bool contiguous = mca_coll_braid_is_contiguous(rdtype, rn * (size_t)P);
+    char *base = contiguous ? mca_coll_braid_contig_base(rbuf, rdtype)
+                            : braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT, block * (size_t)P);
+    if (NULL == base) return MPI_ERR_NO_MEM;
+    char *mine = base + (size_t)rank * block;
+    int rc = OMPI_SUCCESS;
+    if (MPI_IN_PLACE != sbuf) {
+        rc = mca_coll_braid_pack(sbuf, (size_t)scount, sdtype, mine, block);
+    } else if (!contiguous) {
+        MPI_Aint lb, extent;
+        PMPI_Type_get_extent(rdtype, &lb, &extent);
+        rc = mca_coll_braid_pack((char *)rbuf + (size_t)rank * rn * (size_t)extent, rn, rdtype,
+                                 mine, block);
+    }
+    if (OMPI_SUCCESS != rc) return MPI_ERR_INTERN;
+
+    braid_coll_args_t a = { 0 };
+    a.rbuf = base;
+    a.count = block;
+    a.esize = 1;
+    a.scratch = &m->scratch;
+    a.params = choice.params;
+    rc = mca_coll_braid_to_mpi_error(
+        mca_coll_braid_run(m, BRAID_COLL_ALLGATHER, choice.alg, fns[choice.alg], &a, block));
+    if (MPI_SUCCESS == rc && !contiguous &&
+        OMPI_SUCCESS != mca_coll_braid_unpack(rbuf, rn * (size_t)P, rdtype, base, block * (size_t)P))
         rc = MPI_ERR_INTERN;
     return rc;
 }

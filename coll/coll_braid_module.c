@@ -41,6 +41,9 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     RELEASE_PREV(m, bcast);
     RELEASE_PREV(m, allreduce);
     RELEASE_PREV(m, allgather);
+    RELEASE_PREV(m, reduce);
+    RELEASE_PREV(m, reduce_scatter);
+    RELEASE_PREV(m, reduce_scatter_block);
     braid_ucx_comm_destroy(m->tcomm);
     m->tcomm = NULL;
     braid_scratch_release(&m->scratch);
@@ -174,6 +177,11 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
     m->super.coll_module_enable = braid_module_enable;
     m->super.coll_barrier = mca_coll_braid_barrier;
     m->super.coll_bcast = mca_coll_braid_bcast;
+    m->super.coll_allreduce = mca_coll_braid_allreduce;
+    m->super.coll_reduce = mca_coll_braid_reduce;
+    m->super.coll_reduce_scatter = mca_coll_braid_reduce_scatter;
+    m->super.coll_reduce_scatter_block = mca_coll_braid_reduce_scatter_block;
+    m->super.coll_allgather = mca_coll_braid_allgather;
     return &m->super;
 }
 
@@ -198,6 +206,9 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     SAVE_PREV(m, comm, bcast, ok);
     SAVE_PREV(m, comm, allreduce, ok);
     SAVE_PREV(m, comm, allgather, ok);
+    SAVE_PREV(m, comm, reduce, ok);
+    SAVE_PREV(m, comm, reduce_scatter, ok);
+    SAVE_PREV(m, comm, reduce_scatter_block, ok);
     if (!ok) {
         /* same on every rank: the lower-priority components are */
         opal_output_verbose(1, c->output, "braid: no previous collective module to fall back on "

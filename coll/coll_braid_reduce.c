@@ -1,0 +1,178 @@
+/*
+ * coll_braid_reduce.c - entry points of the reductions: MPI_Allreduce,
+ * MPI_Reduce, MPI_Reduce_scatter_block and MPI_Reduce_scatter.
+ *
+ * Buffers reach the algorithms in one of two layouts:
+ *  - direct: the datatype is dense (contiguous, extent == size, lb == 0), so
+ *    an element is `size` bytes and the user's buffers are used as they are;
+ *  - staged: any other datatype whose elements each lie inside their extent
+ *    (pair types such as MPI_DOUBLE_INT, vectors, resized structs). The
+ *    input is copied into scratch laid out like the user's buffer, the
+ *    algorithm runs in place there with extent-sized elements (holes travel
+ *    but are never reduced), and only the datatype's own bytes are copied
+ *    back, so holes in the user's receive buffer stay untouched.
+ * Anything else goes to the previous module. Every choice depends only on
+ * the datatype, the op, the communicator and count x type size, which MPI
+ * requires to agree across ranks.
+ */
+#include "coll_braid.h"
+
+#include <string.h>
+
+#include "ompi/datatype/ompi_datatype.h"
+
+typedef enum { LAYOUT_DIRECT, LAYOUT_STAGED, LAYOUT_UNSUPPORTED } layout_kind_t;
+
+typedef struct layout {
+    layout_kind_t kind;
+    size_t extent;          /* bytes per element in the algorithm's view */
+    ptrdiff_t true_lb;
+    size_t true_extent;
+} layout_t;
+
+static layout_t classify(MPI_Datatype dtype, size_t count)
+{
+    layout_t l = { LAYOUT_UNSUPPORTED, 0, 0, 0 };
+    size_t size = 0;
+    ptrdiff_t lb, extent, true_lb, true_extent;
+    ompi_datatype_type_size(dtype, &size);
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    l.true_lb = true_lb;
+    l.true_extent = (size_t)true_extent;
+    if (extent <= 0) return l;
+    l.extent = (size_t)extent;
+    if ((size_t)extent == size && 0 == lb && 0 == true_lb &&
+        mca_coll_braid_is_contiguous(dtype, count > 0 ? count : 1)) {
+        l.kind = LAYOUT_DIRECT;
+    } else if (true_lb >= 0 && true_lb + true_extent <= extent) {
+        l.kind = LAYOUT_STAGED;
+    }
+    return l;
+}
+
+/* bytes spanned by count elements, from the first element's first byte */
+static size_t span_bytes(const layout_t *l, size_t count)
+{
+    return count ? (count - 1) * l->extent + l->true_extent : 0;
+}
+
+/* Copy count elements of user input into scratch slot `slot`, in the user's
+ * layout. Returns the scratch base, or NULL when out of memory. */
+static void *stage_in(mca_coll_braid_module_t *m, int slot, const layout_t *l, const void *in,
+                      size_t count)
+{
+    char *base = braid_scratch_get(&m->scratch, slot, count * l->extent + 64);
+    if (NULL == base) return NULL;
+    if (NULL != in && count > 0)
+        memcpy(base + l->true_lb, (const char *)in + l->true_lb, span_bytes(l, count));
+    return base;
+}
+
+static int stage_out(MPI_Datatype dtype, size_t count, void *userbuf, const void *base)
+{
+    int rc = ompi_datatype_copy_content_same_ddt(dtype, count, (char *)userbuf, (char *)base);
+    return OMPI_SUCCESS == rc ? MPI_SUCCESS : MPI_ERR_INTERN;
+}
+
+static void bind_args(mca_coll_braid_module_t *m, braid_coll_args_t *a, mca_coll_braid_op_t *bop,
+                      const braid_choice_t *choice, size_t count, size_t esize)
+{
+    memset(a, 0, sizeof(*a));
+    a->count = count;
+    a->esize = esize;
+    a->op = bop->bop;
+    a->exact = bop->exact;
+    a->scratch = &m->scratch;
+    a->params = choice->params;
+}
+
+/* ------------------------------------------------------------------ */
+/* MPI_Allreduce                                                        */
+/* ------------------------------------------------------------------ */
+
+static const braid_algo_fn_t allreduce_fns[BRAID_ALLREDUCE_NALGS] = {
+    [BRAID_ALLREDUCE_RING] = braid_allreduce_ring,
+    [BRAID_ALLREDUCE_RING_CHUNKED] = braid_allreduce_ring_chunked,
+    [BRAID_ALLREDUCE_HALVING_DOUBLING] = braid_allreduce_halving_doubling,
+    [BRAID_ALLREDUCE_BCUBE] = braid_allreduce_bcube,
+    [BRAID_ALLREDUCE_DBTREE] = braid_allreduce_dbtree,
+};
+
+int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                             mca_coll_base_module_t *module)
+{
+    mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
+    size_t n = count > 0 ? (size_t)count : 0;
+    size_t bytes = n * mca_coll_braid_type_size(dtype);
+    layout_t l = classify(dtype, n);
+    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_ALLREDUCE, bytes);
+    mca_coll_braid_op_t bop;
+    mca_coll_braid_op_bind(&bop, dtype, op);
+    if (0 == bytes) return MPI_SUCCESS;
+    if (LAYOUT_UNSUPPORTED == l.kind || NULL == allreduce_fns[choice.alg])
+        return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
+
+    braid_coll_args_t a;
+    bind_args(m, &a, &bop, &choice, n, l.extent);
+    const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
+    if (LAYOUT_DIRECT == l.kind) {
+        a.sbuf = in;
+        a.rbuf = rbuf;
+    } else {
+        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, n);
+        if (NULL == a.rbuf) return MPI_ERR_NO_MEM;
+    }
+    int rc = mca_coll_braid_run(m, BRAID_COLL_ALLREDUCE, choice.alg, allreduce_fns[choice.alg],
+                                &a, bytes);
+    if (BRAID_ERR_UNSUPPORTED == rc)   /* e.g. non-commutative op: same on every rank */
+        return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
+    if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind)
+        rc = stage_out(dtype, n, rbuf, a.rbuf);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* MPI_Reduce                                                           */
+/* ------------------------------------------------------------------ */
+
+static const braid_algo_fn_t reduce_fns[BRAID_REDUCE_NALGS] = {
+    [BRAID_REDUCE_BINOMIAL] = braid_reduce_binomial,
+    [BRAID_REDUCE_DBTREE] = braid_reduce_dbtree,
+};
+
+int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                          mca_coll_base_module_t *module)
+{
+    mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
+    size_t n = count > 0 ? (size_t)count : 0;
+    size_t bytes = n * mca_coll_braid_type_size(dtype);
+    layout_t l = classify(dtype, n);
+    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_REDUCE, bytes);
+    mca_coll_braid_op_t bop;
+    mca_coll_braid_op_bind(&bop, dtype, op);
+    if (0 == bytes) return MPI_SUCCESS;
+    if (LAYOUT_UNSUPPORTED == l.kind || NULL == reduce_fns[choice.alg])
+        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
+
+    bool is_root = m->bcomm.rank == root;
+    braid_coll_args_t a;
+    bind_args(m, &a, &bop, &choice, n, l.extent);
+    a.root = root;
+    const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
+    if (LAYOUT_DIRECT == l.kind) {
+        a.sbuf = in;
+        a.rbuf = is_root ? rbuf : NULL;
+    } else {
+        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, n);
+        if (NULL == a.rbuf) return MPI_ERR_NO_MEM;
+    }
+    int rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE, choice.alg, reduce_fns[choice.alg], &a, bytes);
+    if (BRAID_ERR_UNSUPPORTED == rc)
+        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
+    if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind && is_root)
+        rc = stage_out(dtype, n, rbuf, a.rbuf);
+    return rc;
+}
