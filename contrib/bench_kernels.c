@@ -2,14 +2,19 @@
  * bench_kernels.c - braid's reduction kernels against MPI_Reduce_local
  * (which Open MPI serves with op/avx where the CPU has AVX/AVX2/AVX-512).
  *
- *   mpirun -np 1 ./contrib/bench_kernels [max_bytes]
+ *   mpirun -np 1 ./contrib/bench_kernels [--aa] [max_bytes]
+ *
+ * --aa times braid against itself in the MPI column: the spread of its
+ * speed-ups around 1.00 is the noise floor of the machine.
  *
  * For float/double/int32/uint8 SUM, int32 MAX and uint8 BXOR and buffer
  * sizes 4 KiB, 16 KiB, ... (x4) up to 32 MiB per operand, times
  * inout = in op inout with both implementations, interleaving braid and MPI
  * samples (alternating which goes first) on the same buffers, and prints the
  * median of the samples as payload bandwidth (size / time; the memory traffic
- * is 3x that: read in, read inout, write inout). Each case first checks that
+ * is 3x that: read in, read inout, write inout) and the median over samples
+ * of the time ratio MPI / braid of the two adjacent halves of each sample
+ * (robust to load changes on a shared machine). Each case first checks that
  * both give identical results on random data. Then it prints what
  * MPI_Reduce_local and braid return for 8-bit SUM with wrap-around operands
  * (uint8 200+200, int8 100+100) at several counts.
@@ -26,6 +31,7 @@
 
 enum { SAMPLES = 31 };
 static const size_t BATCH_BYTES = (size_t)8 << 20; /* payload per timed sample */
+static bool aa_mode; /* --aa: time braid against itself (noise floor) */
 
 typedef struct {
     const char *label;
@@ -99,7 +105,7 @@ static void bench_case(const bench_case_t *c, size_t min_bytes, size_t max_bytes
          bytes = bytes < max_bytes && bytes * 4 > max_bytes ? max_bytes : bytes * 4) {
         size_t n = bytes / es;
         size_t iters = bytes >= BATCH_BYTES ? 1 : BATCH_BYTES / bytes;
-        double tb[SAMPLES], tm[SAMPLES];
+        double tb[SAMPLES], tm[SAMPLES]; /* seconds per call */
         fill(c->kt, in, n);
         memset(io, 0, bytes);
         fn(in, io, n); /* touch pages, warm caches */
@@ -108,7 +114,7 @@ static void bench_case(const bench_case_t *c, size_t min_bytes, size_t max_bytes
             for (int turn = 0; turn < 2; turn++) {
                 bool braid = (turn == 0) == (s % 2 == 0);
                 double t0 = MPI_Wtime();
-                if (braid)
+                if (braid || aa_mode)
                     for (size_t k = 0; k < iters; k++) fn(in, io, n);
                 else
                     for (size_t k = 0; k < iters; k++)
@@ -118,12 +124,15 @@ static void bench_case(const bench_case_t *c, size_t min_bytes, size_t max_bytes
                 else tm[s] = t;
             }
         }
+        double ratio[SAMPLES]; /* paired: both halves of a sample saw the same load */
+        for (int s = 0; s < SAMPLES; s++) ratio[s] = tm[s] / tb[s];
+        double r = median(ratio, SAMPLES);
         double gb = median(tb, SAMPLES), gm = median(tm, SAMPLES);
         char size[32];
         if (bytes >= (1u << 20)) snprintf(size, sizeof size, "%zu MiB", bytes >> 20);
         else snprintf(size, sizeof size, "%zu KiB", bytes >> 10);
         printf("| %s | %s | %.1f | %.1f | %.2f | %s |\n", c->label, size, (double)bytes / gb / 1e9,
-               (double)bytes / gm / 1e9, gm / gb,
+               (double)bytes / gm / 1e9, r,
                diff ? "**differ**" : "identical");
         fflush(stdout);
     }
@@ -150,7 +159,15 @@ static void wrap_line(const char *label, MPI_Datatype dt, braid_ktype_t kt, int 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    size_t max_bytes = argc > 1 ? strtoull(argv[1], NULL, 0) : (size_t)32 << 20;
+    size_t max_bytes = (size_t)32 << 20;
+    for (int i = 1; i < argc; i++) {
+        if (0 == strcmp(argv[i], "--aa")) aa_mode = true;
+        else max_bytes = strtoull(argv[i], NULL, 0);
+    }
+    if (max_bytes < 4096 || max_bytes > INT32_MAX) {
+        fprintf(stderr, "usage: bench_kernels [--aa] [max_bytes >= 4096]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     char ver[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
     MPI_Get_library_version(ver, &len);
@@ -162,7 +179,8 @@ int main(int argc, char **argv)
 #else
     const char *isa = "n/a";
 #endif
-    printf("MPI: %s; best braid kernel clone for this CPU: %s\n\n", ver, isa);
+    printf("MPI: %s; best braid kernel clone for this CPU: %s%s\n\n", ver, isa,
+           aa_mode ? "; --aa: the MPI column is braid again (noise floor)" : "");
 
     static const bench_case_t cases[] = {
         { "float sum", BRAID_KT_FLOAT, BRAID_KOP_SUM, MPI_FLOAT, MPI_SUM },
@@ -172,7 +190,7 @@ int main(int argc, char **argv)
         { "int32 max", BRAID_KT_INT32, BRAID_KOP_MAX, MPI_INT32_T, MPI_MAX },
         { "uint8 bxor", BRAID_KT_UINT8, BRAID_KOP_BXOR, MPI_UINT8_T, MPI_BXOR },
     };
-    printf("| kernel | size | braid GB/s | MPI_Reduce_local GB/s | braid / MPI | results |\n");
+    printf("| kernel | size | braid GB/s | MPI_Reduce_local GB/s | speed-up braid vs MPI | results |\n");
     printf("| --- | ---: | ---: | ---: | ---: | --- |\n");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         bench_case(&cases[i], 4096, max_bytes);
