@@ -633,6 +633,69 @@ START_TEST(test_size_format)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* the documentation's examples                                        */
+/* ------------------------------------------------------------------ */
+
+#ifdef BRAID_SRCDIR
+/* the fenced blocks of selection/RULES.md: the format example and the full
+ * example parse, the overlap example fails naming both lines */
+START_TEST(test_rules_md_examples)
+{
+    const char *path = BRAID_SRCDIR "/selection/RULES.md";
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(NULL != f, "cannot open %s", path);
+    static char doc[1 << 16];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[n] = '\0';
+    char *blocks[8];
+    int nb = 0;
+    for (char *p = strstr(doc, "\n```\n"); p && nb < 8; p = strstr(p, "\n```\n")) {
+        char *start = p + 5, *end = strstr(start, "\n```\n");
+        if (NULL == end) break;
+        end[1] = '\0';
+        blocks[nb++] = start;
+        p = end + 4;
+    }
+    ck_assert_int_ge(nb, 4);
+    braid_table_t t;
+    char err[ERRLEN];
+    ck_assert_msg(0 == braid_rules_parse_string(blocks[0], "RULES.md", &t, err, ERRLEN), "%s",
+                  err);
+    ck_assert_uint_eq(t.nrules, 4);
+    braid_table_free(&t);
+    ck_assert_msg(0 == braid_rules_parse_string(blocks[1], "RULES.md", &t, err, ERRLEN), "%s",
+                  err);
+    ck_assert_uint_eq(t.nrules, 18);
+    braid_table_free(&t);
+    ck_assert_int_eq(braid_rules_parse_string(blocks[3], "RULES.md", &t, err, ERRLEN), -1);
+    ck_assert_str_eq(err, "RULES.md:2: allreduce rule overlaps the rule on line 1 (comm_size "
+                     "2-8 vs 2, msg_size 64K-inf vs 0-64K); rows of one collective must not "
+                     "overlap");
+    /* every documented error message is one the parser writes: its text after
+     * "rules.txt:N: " appears among the unit tests' expected messages */
+    int unknown = 0;
+    for (char *line = blocks[2]; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        const char *msg = strchr(line, ' ');
+        int found = 0;
+        for (size_t i = 0; msg && i < sizeof err_cases / sizeof *err_cases && !found; i++) {
+            const char *m = strchr(err_cases[i].msg, ' ');
+            found = m && 0 == strcmp(m, msg);
+        }
+        if (!found && strstr(line, "line too long (") == NULL) {
+            fprintf(stderr, "undocumented message: %s\n", line);
+            unknown++;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    ck_assert_int_eq(unknown, 0);
+}
+END_TEST
+#endif
+
+/* ------------------------------------------------------------------ */
 /* robustness (the fuzz target explores further)                       */
 /* ------------------------------------------------------------------ */
 
@@ -686,6 +749,9 @@ int main(void)
     tcase_add_test(tp, test_error_buffer);
     tcase_add_test(tp, test_parse_file);
     tcase_add_test(tp, test_garbage);
+#ifdef BRAID_SRCDIR
+    tcase_add_test(tp, test_rules_md_examples);
+#endif
     suite_add_tcase(s, tp);
     TCase *tl = tcase_create("lookup");
     tcase_set_timeout(tl, 60);
