@@ -418,6 +418,7 @@ int braid_rules_parse_buffer(const char *text, size_t len, const char *source_na
     if (NULL == text) len = 0;
 
     size_t pos = 0;
+    if (len >= 3 && 0 == memcmp(text, "\xef\xbb\xbf", 3)) pos = 3; /* UTF-8 byte order mark */
     while (pos < len) {
         p.line++;
         const char *start = text + pos;

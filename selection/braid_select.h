@@ -121,6 +121,11 @@ braid_choice_t braid_select(braid_coll_t coll, int comm_size, size_t msg_bytes,
 /* Write t in the rules-file syntax, one row per line, with a header comment
  * naming t->source; braid_rules_parse_* reads it back into the same rows. */
 void braid_table_print(const braid_table_t *t, FILE *out);
+/* The same text line by line, for loggers such as opal_output: line 0 and 1
+ * are the header comments, line 2 + k is row k; no newline; cut to len. */
+#define BRAID_TABLE_LINE_MAX 8192
+size_t braid_table_nlines(const braid_table_t *t);
+void braid_table_line(const braid_table_t *t, size_t i, char *buf, size_t len);
 
 /* Format a size as the rules file writes it: "inf" for SIZE_MAX, else the
  * largest exact K/M/G unit ("64K", "1536", "3M"). */

@@ -224,32 +224,56 @@ void braid_range_format(size_t lo, size_t hi, int is_comm, char *out, size_t len
     snprintf(out, len, "%s-%s", a, b);
 }
 
+size_t braid_table_nlines(const braid_table_t *t)
+{
+    return 2 + (t ? t->nrules : 0);
+}
+
+void braid_table_line(const braid_table_t *t, size_t i, char *buf, size_t len)
+{
+    if (0 == len) return;
+    buf[0] = '\0';
+    if (0 == i) { /* the source, kept on one comment line */
+        const char *src = t && t->source ? t->source : "(none)";
+        size_t n = (size_t)snprintf(buf, len, "# braid selection table: ");
+        for (; *src && n + 1 < len; src++)
+            buf[n++] = (unsigned char)*src >= 0x20 && *src != 0x7f ? *src : '?';
+        if (n < len) buf[n] = '\0';
+        return;
+    }
+    if (1 == i) {
+        snprintf(buf, len, "# %-14s %-11s %-15s %-18s %s", "collective", "comm_size",
+                 "msg_size", "algorithm", "options");
+        return;
+    }
+    if (NULL == t || i - 2 >= t->nrules) return;
+    const braid_rule_t *r = &t->rules[i - 2];
+    char comm[32], msg[80], opts[64] = "";
+    braid_range_format((size_t)r->comm_min, (size_t)r->comm_max, 1, comm, sizeof comm);
+    braid_range_format(r->msg_min, r->msg_max, 0, msg, sizeof msg);
+    if (r->choice.params.chunk_bytes) {
+        char c[32];
+        braid_size_format(r->choice.params.chunk_bytes, c, sizeof c);
+        snprintf(opts, sizeof opts, "chunk=%s", c);
+    }
+    if (r->choice.params.bcube_base)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), "%sbase=%d",
+                 opts[0] ? " " : "", r->choice.params.bcube_base);
+    if (opts[0])
+        snprintf(buf, len, "%-16s %-11s %-15s %-18s %s", braid_coll_name(r->coll), comm, msg,
+                 braid_alg_name(r->coll, r->choice.alg), opts);
+    else
+        snprintf(buf, len, "%-16s %-11s %-15s %s", braid_coll_name(r->coll), comm, msg,
+                 braid_alg_name(r->coll, r->choice.alg));
+}
+
 void braid_table_print(const braid_table_t *t, FILE *out)
 {
-    const char *src = t && t->source ? t->source : "(none)";
-    fputs("# braid selection table: ", out);
-    for (const char *s = src; *s; s++) /* keep the header one comment line */
-        fputc((unsigned char)*s >= 0x20 && *s != 0x7f ? *s : '?', out);
-    fprintf(out, "\n# %-14s %-11s %-15s %-18s %s\n", "collective", "comm_size", "msg_size",
-            "algorithm", "options");
-    for (size_t i = 0; t && i < t->nrules; i++) {
-        const braid_rule_t *r = &t->rules[i];
-        char comm[32], msg[80], opts[64] = "";
-        braid_range_format((size_t)r->comm_min, (size_t)r->comm_max, 1, comm, sizeof comm);
-        braid_range_format(r->msg_min, r->msg_max, 0, msg, sizeof msg);
-        if (r->choice.params.chunk_bytes) {
-            char c[32];
-            braid_size_format(r->choice.params.chunk_bytes, c, sizeof c);
-            snprintf(opts, sizeof opts, "chunk=%s", c);
-        }
-        if (r->choice.params.bcube_base)
-            snprintf(opts + strlen(opts), sizeof opts - strlen(opts), "%sbase=%d",
-                     opts[0] ? " " : "", r->choice.params.bcube_base);
-        if (opts[0])
-            fprintf(out, "%-16s %-11s %-15s %-18s %s\n", braid_coll_name(r->coll), comm, msg,
-                    braid_alg_name(r->coll, r->choice.alg), opts);
-        else
-            fprintf(out, "%-16s %-11s %-15s %s\n", braid_coll_name(r->coll), comm, msg,
-                    braid_alg_name(r->coll, r->choice.alg));
+    char *line = malloc(BRAID_TABLE_LINE_MAX);
+    if (NULL == line) return;
+    for (size_t i = 0; i < braid_table_nlines(t); i++) {
+        braid_table_line(t, i, line, BRAID_TABLE_LINE_MAX);
+        fprintf(out, "%s\n", line);
     }
+    free(line);
 }

@@ -89,7 +89,8 @@ START_TEST(test_parse_empty)
 {
     braid_table_t t;
     char err[ERRLEN];
-    const char *texts[] = { "", "\n\n", "# only a comment\n   # another\n", "\t \r\n" };
+    const char *texts[] = { "", "\n\n", "# only a comment\n   # another\n", "\t \r\n",
+                            "\xef\xbb\xbf# a byte order mark\n" };
     size_t ok = 0;
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
         if (0 == parse(texts[i], &t, err) && 0 == t.nrules && 0 == strcmp(t.source, "rules.txt"))
@@ -605,6 +606,24 @@ START_TEST(test_print_round_trip)
     ck_assert_msg(NULL != strstr(text, "\nbcast            *           0               binomial\n"),
                   "%s", text);
     ck_assert_msg(0 == strncmp(text, "# braid selection table: rules.txt\n", 35), "%s", text);
+    free(text);
+    braid_table_free(&t);
+
+    /* line by line: the same text */
+    ck_assert_msg(0 == parse(valid_text, &t, err), "%s", err);
+    text = print_to_string(&t);
+    ck_assert_uint_eq(braid_table_nlines(&t), t.nrules + 2);
+    char joined[4096] = "", line[256];
+    for (size_t i = 0; i < braid_table_nlines(&t); i++) {
+        braid_table_line(&t, i, line, sizeof line);
+        strcat(joined, line);
+        strcat(joined, "\n");
+    }
+    ck_assert_str_eq(joined, text);
+    braid_table_line(&t, 0, line, 12);
+    ck_assert_str_eq(line, "# braid sel");
+    braid_table_line(&t, t.nrules + 2, line, sizeof line);
+    ck_assert_str_eq(line, "");
     free(text);
     braid_table_free(&t);
 
