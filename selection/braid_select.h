@@ -9,7 +9,9 @@
 #ifndef BRAID_SELECT_H
 #define BRAID_SELECT_H
 
+#include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "braid_algo.h"
@@ -49,5 +51,93 @@ const char *braid_alg_name(braid_coll_t coll, int alg);
 int braid_alg_lookup(braid_coll_t coll, const char *name);
 /* "auto | ring | ..." into out */
 void braid_alg_names_joined(braid_coll_t coll, char *out, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* The selection table (braid_rules.c: parser, braid_table.c: lookup)  */
+/* ------------------------------------------------------------------ */
+
+/* What the table picks: an algorithm id of the collective and its tunables
+ * (chunk_bytes, bcube_base; 0 = the algorithm's default). */
+typedef struct braid_choice {
+    int alg;
+    braid_params_t params;
+} braid_choice_t;
+
+/* One row. The message size is one rank's contribution in bytes
+ * (count x type size; see selection/RULES.md for each collective). */
+typedef struct braid_rule {
+    braid_coll_t coll;
+    int comm_min, comm_max;    /* inclusive; comm_max == INT_MAX: no bound */
+    size_t msg_min, msg_max;   /* bytes, inclusive; msg_max == SIZE_MAX: no bound */
+    braid_choice_t choice;     /* choice.alg == BRAID_ALG_AUTO: ask the built-in
+                                  table, then apply the non-zero params */
+    int line;                  /* line in the source, 0 if none */
+} braid_rule_t;
+
+/* Rows sorted by (coll, comm_min, msg_min); no two rows of one collective
+ * overlap. */
+typedef struct braid_table {
+    braid_rule_t *rules;
+    size_t nrules;
+    char *source;              /* file name, or "built-in" */
+} braid_table_t;
+
+/* Limits of the rules format (exceeding one is an error). */
+#define BRAID_RULES_MAX_LINE  1024      /* characters per line, without '\n' */
+#define BRAID_RULES_MAX_RULES 10000
+#define BRAID_RULES_MAX_FILE  (4 << 20) /* bytes */
+#define BRAID_RULES_MAX_BASE  1024
+
+/* Parse a rules text (format in braid_rules.c and selection/RULES.md).
+ * source_name names it in error messages ("rules.txt" -> "rules.txt:7: ...").
+ * Return 0 and fill *out (free with braid_table_free), or -1 with *out empty
+ * and a one-line message in err (if err != NULL and errlen > 0). */
+int braid_rules_parse_string(const char *text, const char *source_name,
+                             braid_table_t *out, char *err, size_t errlen);
+/* As above with an explicit length (the text need not be NUL-terminated; a
+ * NUL byte inside it is an error). */
+int braid_rules_parse_buffer(const char *text, size_t len, const char *source_name,
+                             braid_table_t *out, char *err, size_t errlen);
+int braid_rules_parse_file(const char *path, braid_table_t *out, char *err, size_t errlen);
+void braid_table_free(braid_table_t *t);
+
+/* The built-in default table (parsed once, thread-safe, never freed). It
+ * covers every collective for every communicator size >= 1 and every size. */
+const braid_table_t *braid_table_builtin(void);
+
+/* The row of t that matches, or NULL. */
+const braid_rule_t *braid_table_find(const braid_table_t *t, braid_coll_t coll,
+                                     int comm_size, size_t msg_bytes);
+
+/* The algorithm for one call. Precedence: forced_alg (> 0, a valid id of coll:
+ * coll_braid_<coll>_algorithm) with default params, then the user table
+ * (may be NULL; a row with alg auto, or no matching row, falls through), then
+ * the built-in table. Uses only its arguments, so every rank that passes the
+ * same arguments gets the same choice. Returns a valid id > 0 for every valid
+ * coll and comm_size >= 1 (alg 0 only for an invalid coll). */
+braid_choice_t braid_select(braid_coll_t coll, int comm_size, size_t msg_bytes,
+                            int forced_alg, const braid_table_t *user);
+
+/* Write t in the rules-file syntax, one row per line, with a header comment
+ * naming t->source; braid_rules_parse_* reads it back into the same rows. */
+void braid_table_print(const braid_table_t *t, FILE *out);
+/* The same text line by line, for loggers such as opal_output: line 0 and 1
+ * are the header comments, line 2 + k is row k; no newline; cut to len. */
+#define BRAID_TABLE_LINE_MAX 8192
+size_t braid_table_nlines(const braid_table_t *t);
+void braid_table_line(const braid_table_t *t, size_t i, char *buf, size_t len);
+
+/* Format a size as the rules file writes it: "inf" for SIZE_MAX, else the
+ * largest exact K/M/G unit ("64K", "1536", "3M"). */
+void braid_size_format(size_t v, char *out, size_t len);
+
+/* Format a comm_size (is_comm) or msg_size range as the rules file writes it:
+ * "*", "4", "2-8", "9-inf", "0-64K-1" (upper ends one below a K/M/G unit). */
+void braid_range_format(size_t lo, size_t hi, int is_comm, char *out, size_t len);
+
+/* The alpha-beta-gamma cost model the built-in table is derived from
+ * (braid_table.c): estimated microseconds of one call, or a negative value
+ * when the model does not consider the algorithm for (coll, P). */
+double braid_model_time_us(braid_coll_t coll, int alg, int comm_size, size_t msg_bytes);
 
 #endif /* BRAID_SELECT_H */

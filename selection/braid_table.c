@@ -1,0 +1,279 @@
+/*
+ * braid_table.c - the built-in selection table, lookup and printing.
+ *
+ * The built-in table is written in the rules-file syntax (braid_rules.c,
+ * selection/RULES.md) and parsed once at first use. Its rows come from the
+ * cost model in braid_model.c (constants and formulas there), simplified to a
+ * few bands of communicator sizes:
+ *  - barrier: one all-to-all step costs alpha + (P-2) o, dissemination
+ *    ceil(lg P) alpha: all_to_all up to P = 6;
+ *  - bcast: binomial (lg P full copies) until the ring in scatter_allgather
+ *    pays for its P-1 steps: S* = (P-1) alpha / ((lg P - 2(P-1)/P) beta),
+ *    72K at P = 4, 190K at P = 64, 4.9M at P = 4096 (rounded to the bands);
+ *  - allreduce: halving_doubling for small sizes (2 lg P steps); for P not a
+ *    power of two its fold-in/fold-out costs 2 S beta + S gamma, so bcube (any
+ *    P, no fold) takes the middle sizes there; ring_chunked once its 4(P-1)
+ *    steps are paid back by reductions that overlap the transfers:
+ *    S* ~ 120K at P = 2, 400K at P = 8, ~ 4 P alpha / gamma beyond;
+ *  - reduce: binomial, then dbtree once it pipelines more than one 64K chunk;
+ *    at P = 2 both trees are one edge, so binomial;
+ *  - reduce_scatter: halving_doubling for powers of two (lg P steps), ring
+ *    otherwise (listed to P = 4096; larger powers of two get ring);
+ *  - allgather: recursive_doubling for small sizes, ring for large ones (the
+ *    same bytes, neighbour-only traffic); P <= 3: ring (fewer steps).
+ * Measurements on this machine replace these numbers (contrib/ tuner).
+ */
+#include "braid_select.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char builtin_rules[] =
+    "# collective   comm_size   msg_size        algorithm          options\n"
+    "barrier        1-6         *               all_to_all\n"
+    "barrier        7-inf       *               dissemination\n"
+    "\n"
+    "bcast          1-2         *               binomial\n"
+    "bcast          3-8         0-64K-1         binomial\n"
+    "bcast          3-8         64K-inf         scatter_allgather\n"
+    "bcast          9-32        0-128K-1        binomial\n"
+    "bcast          9-32        128K-inf        scatter_allgather\n"
+    "bcast          33-128      0-256K-1        binomial\n"
+    "bcast          33-128      256K-inf        scatter_allgather\n"
+    "bcast          129-512     0-512K-1        binomial\n"
+    "bcast          129-512     512K-inf        scatter_allgather\n"
+    "bcast          513-2048    0-2M-1          binomial\n"
+    "bcast          513-2048    2M-inf          scatter_allgather\n"
+    "bcast          2049-inf    0-4M-1          binomial\n"
+    "bcast          2049-inf    4M-inf          scatter_allgather\n"
+    "\n"
+    "allreduce      1-2         0-128K-1        halving_doubling\n"
+    "allreduce      1-2         128K-inf        ring_chunked\n"
+    "allreduce      3           0-128K-1        bcube              base=4\n"
+    "allreduce      3           128K-inf        ring_chunked\n"
+    "allreduce      4           0-256K-1        halving_doubling\n"
+    "allreduce      4           256K-inf        ring_chunked\n"
+    "allreduce      5-7         0-8K-1          halving_doubling\n"
+    "allreduce      5-7         8K-256K-1       bcube              base=4\n"
+    "allreduce      5-7         256K-inf        ring_chunked\n"
+    "allreduce      8           0-512K-1        halving_doubling\n"
+    "allreduce      8           512K-inf        ring_chunked\n"
+    "allreduce      9-15        0-8K-1          halving_doubling\n"
+    "allreduce      9-15        8K-512K-1       bcube              base=4\n"
+    "allreduce      9-15        512K-inf        ring_chunked\n"
+    "allreduce      16          0-1M-1          halving_doubling\n"
+    "allreduce      16          1M-inf          ring_chunked\n"
+    "allreduce      17-32       0-2M-1          halving_doubling\n"
+    "allreduce      17-32       2M-inf          ring_chunked\n"
+    "allreduce      33-64       0-4M-1          halving_doubling\n"
+    "allreduce      33-64       4M-inf          ring_chunked\n"
+    "allreduce      65-256      0-16M-1         halving_doubling\n"
+    "allreduce      65-256      16M-inf         ring_chunked\n"
+    "allreduce      257-1024    0-64M-1         halving_doubling\n"
+    "allreduce      257-1024    64M-inf         ring_chunked\n"
+    "allreduce      1025-inf    0-256M-1        halving_doubling\n"
+    "allreduce      1025-inf    256M-inf        ring_chunked\n"
+    "\n"
+    "reduce         1-2         *               binomial\n"
+    "reduce         3-inf       0-64K-1         binomial\n"
+    "reduce         3-inf       64K-inf         dbtree\n"
+    "\n"
+    "reduce_scatter 1-2         *               halving_doubling\n"
+    "reduce_scatter 3           *               ring\n"
+    "reduce_scatter 4           *               halving_doubling\n"
+    "reduce_scatter 5-7         *               ring\n"
+    "reduce_scatter 8           *               halving_doubling\n"
+    "reduce_scatter 9-15        *               ring\n"
+    "reduce_scatter 16          *               halving_doubling\n"
+    "reduce_scatter 17-31       *               ring\n"
+    "reduce_scatter 32          *               halving_doubling\n"
+    "reduce_scatter 33-63       *               ring\n"
+    "reduce_scatter 64          *               halving_doubling\n"
+    "reduce_scatter 65-127      *               ring\n"
+    "reduce_scatter 128         *               halving_doubling\n"
+    "reduce_scatter 129-255     *               ring\n"
+    "reduce_scatter 256         *               halving_doubling\n"
+    "reduce_scatter 257-511     *               ring\n"
+    "reduce_scatter 512         *               halving_doubling\n"
+    "reduce_scatter 513-1023    *               ring\n"
+    "reduce_scatter 1024        *               halving_doubling\n"
+    "reduce_scatter 1025-2047   *               ring\n"
+    "reduce_scatter 2048        *               halving_doubling\n"
+    "reduce_scatter 2049-4095   *               ring\n"
+    "reduce_scatter 4096        *               halving_doubling\n"
+    "reduce_scatter 4097-inf    *               ring\n"
+    "\n"
+    "allgather      1-3         *               ring\n"
+    "allgather      4-8         0-4K-1          recursive_doubling\n"
+    "allgather      4-8         4K-inf          ring\n"
+    "allgather      9-inf       0-16K-1         recursive_doubling\n"
+    "allgather      9-inf       16K-inf         ring\n";
+
+static braid_table_t builtin;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void builtin_init(void)
+{
+    char err[512];
+    if (0 != braid_rules_parse_string(builtin_rules, "built-in", &builtin, err, sizeof err)) {
+        /* a defect in the text above; the unit tests catch it */
+        fprintf(stderr, "braid: built-in selection table: %s\n", err);
+        memset(&builtin, 0, sizeof builtin);
+    }
+}
+
+const braid_table_t *braid_table_builtin(void)
+{
+    pthread_once(&builtin_once, builtin_init);
+    return &builtin;
+}
+
+const braid_rule_t *braid_table_find(const braid_table_t *t, braid_coll_t coll, int comm_size,
+                                     size_t msg_bytes)
+{
+    if (NULL == t) return NULL;
+    for (size_t i = 0; i < t->nrules; i++) {
+        const braid_rule_t *r = &t->rules[i];
+        if (r->coll == coll && comm_size >= r->comm_min && comm_size <= r->comm_max
+            && msg_bytes >= r->msg_min && msg_bytes <= r->msg_max)
+            return r;
+    }
+    return NULL;
+}
+
+static int valid_alg(braid_coll_t coll, int alg)
+{
+    const char *const *names = braid_alg_names(coll);
+    if (NULL == names || alg <= 0) return 0;
+    for (int k = 1; names[k]; k++)
+        if (k == alg) return 1;
+    return 0;
+}
+
+braid_choice_t braid_select(braid_coll_t coll, int comm_size, size_t msg_bytes, int forced_alg,
+                            const braid_table_t *user)
+{
+    braid_choice_t none = { BRAID_ALG_AUTO, { 0, 0 } };
+    if (NULL == braid_alg_names(coll)) return none;
+    if (valid_alg(coll, forced_alg)) {
+        braid_choice_t c = { forced_alg, { 0, 0 } };
+        return c;
+    }
+    const braid_rule_t *u = braid_table_find(user, coll, comm_size, msg_bytes);
+    if (u && valid_alg(coll, u->choice.alg)) return u->choice;
+
+    const braid_rule_t *b = braid_table_find(braid_table_builtin(), coll, comm_size, msg_bytes);
+    braid_choice_t c = b && valid_alg(coll, b->choice.alg) ? b->choice
+                                                           : (braid_choice_t){ 1, { 0, 0 } };
+    if (u) { /* an auto row: the built-in algorithm with the row's options */
+        if (u->choice.params.chunk_bytes) c.params.chunk_bytes = u->choice.params.chunk_bytes;
+        if (u->choice.params.bcube_base) c.params.bcube_base = u->choice.params.bcube_base;
+    }
+    return c;
+}
+
+/* ------------------------------------------------------------------ */
+/* printing                                                            */
+/* ------------------------------------------------------------------ */
+
+void braid_size_format(size_t v, char *out, size_t len)
+{
+    static const char units[] = { '\0', 'K', 'M', 'G' };
+    int u = 0;
+    if (SIZE_MAX == v) {
+        snprintf(out, len, "inf");
+        return;
+    }
+    while (u < 3 && v >= 1024 && 0 == v % 1024) {
+        v /= 1024;
+        u++;
+    }
+    if (u) snprintf(out, len, "%zu%c", v, units[u]);
+    else snprintf(out, len, "%zu", v);
+}
+
+/* an upper bound: "64K-1" for 65535, else as braid_size_format */
+static void upper_format(size_t v, char *out, size_t len)
+{
+    if (SIZE_MAX != v && v >= 1023 && 0 == (v + 1) % 1024) {
+        braid_size_format(v + 1, out, len);
+        strncat(out, "-1", len - strlen(out) - 1);
+    } else {
+        braid_size_format(v, out, len);
+    }
+}
+
+void braid_range_format(size_t lo, size_t hi, int is_comm, char *out, size_t len)
+{
+    size_t any_lo = is_comm ? 1 : 0, inf = is_comm ? (size_t)INT_MAX : SIZE_MAX;
+    char a[32], b[40];
+    if (any_lo == lo && inf == hi) {
+        snprintf(out, len, "*");
+        return;
+    }
+    if (inf == lo) snprintf(a, sizeof a, "inf");
+    else braid_size_format(lo, a, sizeof a);
+    if (lo == hi) {
+        snprintf(out, len, "%s", a);
+        return;
+    }
+    if (inf == hi) snprintf(b, sizeof b, "inf");
+    else if (is_comm) snprintf(b, sizeof b, "%zu", hi);
+    else upper_format(hi, b, sizeof b);
+    snprintf(out, len, "%s-%s", a, b);
+}
+
+size_t braid_table_nlines(const braid_table_t *t)
+{
+    return 2 + (t ? t->nrules : 0);
+}
+
+void braid_table_line(const braid_table_t *t, size_t i, char *buf, size_t len)
+{
+    if (0 == len) return;
+    buf[0] = '\0';
+    if (0 == i) { /* the source, kept on one comment line */
+        const char *src = t && t->source ? t->source : "(none)";
+        size_t n = (size_t)snprintf(buf, len, "# braid selection table: ");
+        for (; *src && n + 1 < len; src++)
+            buf[n++] = (unsigned char)*src >= 0x20 && *src != 0x7f ? *src : '?';
+        if (n < len) buf[n] = '\0';
+        return;
+    }
+    if (1 == i) {
+        snprintf(buf, len, "# %-14s %-11s %-15s %-18s %s", "collective", "comm_size",
+                 "msg_size", "algorithm", "options");
+        return;
+    }
+    if (NULL == t || i - 2 >= t->nrules) return;
+    const braid_rule_t *r = &t->rules[i - 2];
+    char comm[32], msg[80], opts[64] = "";
+    braid_range_format((size_t)r->comm_min, (size_t)r->comm_max, 1, comm, sizeof comm);
+    braid_range_format(r->msg_min, r->msg_max, 0, msg, sizeof msg);
+    if (r->choice.params.chunk_bytes) {
+        char c[32];
+        braid_size_format(r->choice.params.chunk_bytes, c, sizeof c);
+        snprintf(opts, sizeof opts, "chunk=%s", c);
+    }
+    if (r->choice.params.bcube_base)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), "%sbase=%d",
+                 opts[0] ? " " : "", r->choice.params.bcube_base);
+    if (opts[0])
+        snprintf(buf, len, "%-16s %-11s %-15s %-18s %s", braid_coll_name(r->coll), comm, msg,
+                 braid_alg_name(r->coll, r->choice.alg), opts);
+    else
+        snprintf(buf, len, "%-16s %-11s %-15s %s", braid_coll_name(r->coll), comm, msg,
+                 braid_alg_name(r->coll, r->choice.alg));
+}
+
+void braid_table_print(const braid_table_t *t, FILE *out)
+{
+    char *line = malloc(BRAID_TABLE_LINE_MAX);
+    if (NULL == line) return;
+    for (size_t i = 0; i < braid_table_nlines(t); i++) {
+        braid_table_line(t, i, line, BRAID_TABLE_LINE_MAX);
+        fprintf(out, "%s\n", line);
+    }
+    free(line);
+}
