@@ -151,6 +151,15 @@ void mca_coll_braid_apply_param_overrides(braid_coll_t coll, braid_choice_t *cho
     if (c->bcube_base > 0) choice->params.bcube_base = c->bcube_base;
 }
 
+static void print_table(const braid_table_t *t)
+{
+    char line[BRAID_TABLE_LINE_MAX];
+    for (size_t i = 0; i < braid_table_nlines(t); i++) {
+        braid_table_line(t, i, line, sizeof(line));
+        opal_output(0, "braid:   %s", line);
+    }
+}
+
 /* Load the rules file named by coll_braid_rules_file. A broken file is
  * reported (file, line, token) and ignored: the built-in table serves. */
 static void load_rules(void)
@@ -178,8 +187,8 @@ static void load_rules(void)
             if (BRAID_ALG_AUTO != c->forced_algorithm[coll])
                 opal_output(0, "braid:   forced %s = %s", braid_coll_name((braid_coll_t)coll),
                             braid_alg_name((braid_coll_t)coll, c->forced_algorithm[coll]));
-        if (c->rules) braid_table_print(c->rules, stderr);
-        braid_table_print(braid_table_builtin(), stderr);
+        if (c->rules) print_table(c->rules);
+        print_table(braid_table_builtin());
     }
 }
 

@@ -10,7 +10,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
 jobs=${JOBS:-2}
 
-"$top/contrib/install_deps.sh"
+# clang + libFuzzer runtime for the rules-parser fuzz step
+"$top/contrib/install_deps.sh" clang libclang-rt-14-dev
 cd "$top"
 [ -x configure ] || ./autogen.sh >/dev/null
 mkdir -p "$build"
@@ -28,6 +29,10 @@ for log in $(find tests -name '*.log' ! -name 'test-suite.log'); do
             c=$(sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' <<<"$line")
             set -- $c
             passed=$((passed + $1 - $2 - $3)); failed=$((failed + $2 + $3)) ;;
+        "run_fuzz.sh: no crash, no leak")
+            passed=$((passed + 1)) ;;
+        "run_fuzz.sh: FAILED"*)
+            failed=$((failed + 1)) ;;
         "mpi tests: "*)
             p=$(sed -n 's/mpi tests: \([0-9]*\) passed, \([0-9]*\) failed/\1 \2/p' <<<"$line")
             set -- $p
