@@ -50,7 +50,10 @@ braid_env_setup() {
     fi
     if [[ -n $compdir ]]; then
         compdir=$(cd "$compdir" 2>/dev/null && pwd) || { echo "no directory ${1:-}" >&2; return 1; }
-        base=${OMPI_MCA_mca_base_component_path:-$pkglibdir:$HOME/.openmpi/components}
+        # (a directory in this path that does not exist hides the ones after it)
+        base=${OMPI_MCA_mca_base_component_path:-$pkglibdir}
+        [[ -z ${OMPI_MCA_mca_base_component_path:-} && -d $HOME/.openmpi/components ]] &&
+            base="$base:$HOME/.openmpi/components"
         export OMPI_MCA_mca_base_component_path="$base:$compdir"
         BRAID_INFO=$(ompi_info --param coll braid --level 9 --parsable 2>/dev/null)
     fi
