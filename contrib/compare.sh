@@ -384,6 +384,7 @@ if do_plot == "1":
             f.write("plot " + ", \\\n     ".join(parts) + "\n")
         rc = os.system('gnuplot "%s" 2>"%s.err"' % (gp, gp))
         if rc != 0: print("compare.sh: gnuplot failed for %s (see %s.err)" % (coll, gp), file=sys.stderr)
+        elif os.path.getsize(gp + ".err") == 0: os.remove(gp + ".err")
 
 # terminal: the braid-vs-tuned part of each table
 print()

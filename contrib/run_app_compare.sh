@@ -114,10 +114,10 @@ for model in $models; do
     progress ""
     echo
     echo "$model model (${params[braid]:-${params[tuned]:-?}} parameters):"
-    printf '  %-6s  %-16s  %-12s  %-14s  %s\n' variant "final loss" "time/step" "allreduce/step" "replicas"
+    printf '  %-7s  %-16s  %-12s  %-14s  %s\n' variant "final loss" "time/step" "allreduce/step" "replicas"
     for variant in braid tuned; do
         [[ -n ${loss[$variant]:-} ]] || continue
-        printf '  %-6s  %-16s  %-12s  %-14s  %s\n' "$variant" "${loss[$variant]}" \
+        printf '  %-7s  %-16s  %-12s  %-14s  %s\n' "$variant" "${loss[$variant]}" \
             "$(us "$(median <<<"${steps[$variant]}")")" "$(us "$(median <<<"${ars[$variant]}")")" \
             "$([[ -z ${ident[$variant]:-} ]] && echo identical || echo DIFFERENT)"
         [[ -z ${ident[$variant]:-} ]] || status=1

@@ -38,7 +38,7 @@
  *                              pairwise_exchange, memcpy, reduce_local 1.
  * Iterations per size: -i N, or -t SECONDS (a time budget per size: the
  * slowest rank's elapsed time decides, checked between batches of iterations;
- * at least 5 iterations, at most -i if given, else 100000).
+ * at least 10 iterations, at most -i if given, else 100000).
  *
  * --validate: inputs are deterministic functions of (rank, element) with
  * small integer values, chosen per op and type so no result overflows and
@@ -614,7 +614,7 @@ typedef struct {
     double p50, min, max; /* seconds */
 } timing_t;
 
-enum { MIN_BUDGET_ITERS = 5 };
+enum { MIN_BUDGET_ITERS = 10 };
 
 static void warm_up(const bench_t *b, size_t count, int *err)
 {
@@ -694,7 +694,7 @@ static void print_header(const bench_t *b)
     if (B_PAIRWISE == o->coll) printf("  steps=%d", b->steps);
     printf("  in-place=%s  validate=%s\n", o->inplace ? "yes" : "no", o->validate ? "yes" : "no");
     if (o->budget_s > 0)
-        printf("# iterations: %.3g s budget per size (5..%ld), warm-up %ld\n", o->budget_s,
+        printf("# iterations: %.3g s budget per size (%d..%ld), warm-up %ld\n", o->budget_s, MIN_BUDGET_ITERS,
                o->iters ? o->iters : 100000L, o->warmup);
     else
         printf("# iterations: %ld per size, warm-up %ld\n", o->iters ? o->iters : 100L, o->warmup);
@@ -748,12 +748,16 @@ static void print_alpha_beta(const double *m, const double *t, int n, int steps)
         double rel = fabs(alpha + slope * m[k] - t[k]) / t[k];
         if (rel > worst) worst = rel;
     }
+    double beta = slope > 0 ? 1.0 / slope : 0;
     printf("# fit t(m) = alpha + m/beta over %d sizes (m = S/%d bytes per step, weights 1/t^2):\n", n, steps);
     if (slope > 0)
         printf("#   alpha = %.3f us  beta = %.3f GB/s  (max relative residual %.0f%%)\n", alpha * 1e6,
-               1.0 / slope / 1e9, worst * 100);
+               beta / 1e9, worst * 100);
     else
         printf("#   alpha = %.3f us  beta = n/a (no size-dependent term)\n", alpha * 1e6);
+    /* one line for scripts (the tuner, the cost model); beta 0 = not measured */
+    printf("# alpha_beta,alpha_us=%.4f,beta_GBps=%.4f,sizes=%d,steps=%d,max_rel_residual=%.3f\n",
+           alpha * 1e6, beta / 1e9, n, steps, worst);
 }
 
 /* ------------------------------------------------------------------ */
