@@ -1,0 +1,850 @@
+/*
+ * braid_bench.c - MPI collective benchmark with OSU-style options and
+ * nccl-tests bandwidth figures. A plain MPI program: it knows nothing about
+ * braid and measures whatever coll component Open MPI selects.
+ *
+ * Collectives (-c): allreduce, bcast, barrier, reduce, reduce_scatter
+ * (MPI_Reduce_scatter_block), allgather; plus
+ *   pairwise_exchange  Gloo's benchmark pattern: C steps (--steps, default
+ *                      lg P'), in step s rank r exchanges S/C bytes with
+ *                      r XOR 2^s (the pairs of halving-doubling reduce-scatter;
+ *                      a rank whose partner is >= P sits the step out). Also
+ *                      fits t(m) = alpha + m/beta over the sizes.
+ *   memcpy             each rank copies S bytes (all ranks at once): the
+ *                      memory-bandwidth reference.
+ *   reduce_local       each rank computes a[i] += b[i] over S bytes of doubles
+ *                      (all ranks at once): the reduction-bandwidth reference.
+ *
+ * Message size S (the "size" column, -b/-e) follows nccl-tests: it is the size
+ * of the full vector, in bytes:
+ *   allreduce, reduce, bcast   S = count * typesize (the whole buffer of a rank)
+ *   reduce_scatter             S = recvcount * P * typesize (the send buffer;
+ *                              each rank receives S/P)
+ *   allgather                  S = sendcount * P * typesize (the receive buffer;
+ *                              each rank contributes S/P)
+ *   pairwise_exchange          S = C * (bytes per step)
+ *   memcpy, reduce_local       S = bytes written per rank
+ * Counts are rounded down to whole elements (and to whole blocks of P for
+ * reduce_scatter / allgather, at least one element); the printed size is the
+ * S actually moved, and a size that rounds to the previous one is skipped.
+ *
+ * Timing: before every iteration an (untimed) MPI_Barrier; each rank times
+ * the call alone with MPI_Wtime. After the size's iterations one MPI_Reduce
+ * (MAX) over the array of iteration times gives, per iteration, the slowest
+ * rank's time t_i. Reported: p50, min and max of t_i in microseconds,
+ *   algbw = S / p50            (GB/s, 1 GB = 1e9 bytes)
+ *   busbw = algbw * factor     allreduce 2(P-1)/P; reduce_scatter and
+ *                              allgather (P-1)/P; bcast, reduce,
+ *                              pairwise_exchange, memcpy, reduce_local 1.
+ * Iterations per size: -i N, or -t SECONDS (a time budget per size: the
+ * slowest rank's elapsed time decides, checked between batches of iterations;
+ * at least 10 iterations, at most -i if given, else 100000).
+ *
+ * --validate: inputs are deterministic functions of (rank, element) with
+ * small integer values, chosen per op and type so no result overflows and
+ * float sums are exact; after the timed loop one more call on fresh inputs is
+ * checked element by element against a reference computed locally.
+ */
+#include <mpi.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* collectives                                                         */
+/* ------------------------------------------------------------------ */
+
+typedef enum {
+    B_ALLREDUCE,
+    B_BCAST,
+    B_BARRIER,
+    B_REDUCE,
+    B_REDUCE_SCATTER,
+    B_ALLGATHER,
+    B_PAIRWISE,
+    B_MEMCPY,
+    B_REDUCE_LOCAL,
+    B_NCOLLS
+} bench_coll_t;
+
+static const char *const coll_names[B_NCOLLS] = {
+    "allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather",
+    "pairwise_exchange", "memcpy", "reduce_local",
+};
+
+static double busbw_factor(bench_coll_t coll, int P)
+{
+    switch (coll) {
+    case B_ALLREDUCE: return 2.0 * (P - 1) / P;
+    case B_REDUCE_SCATTER:
+    case B_ALLGATHER: return (double)(P - 1) / P;
+    case B_BARRIER: return 0.0;
+    default: return 1.0;
+    }
+}
+
+static const char *busbw_factor_text(bench_coll_t coll)
+{
+    switch (coll) {
+    case B_ALLREDUCE: return "2(P-1)/P";
+    case B_REDUCE_SCATTER:
+    case B_ALLGATHER: return "(P-1)/P";
+    case B_BARRIER: return "-";
+    default: return "1";
+    }
+}
+
+static int coll_has_op(bench_coll_t c)
+{
+    return B_ALLREDUCE == c || B_REDUCE == c || B_REDUCE_SCATTER == c;
+}
+
+/* ------------------------------------------------------------------ */
+/* datatypes and ops                                                   */
+/* ------------------------------------------------------------------ */
+
+typedef enum { T_INT8, T_UINT8, T_INT16, T_UINT16, T_INT32, T_UINT32, T_INT64, T_UINT64,
+               T_FLOAT, T_DOUBLE, T_NTYPES } dtype_id_t;
+
+typedef struct {
+    const char *name;
+    size_t size;
+    int is_float;
+    int64_t exact_max; /* largest value the type holds exactly (capped at 2^53) */
+} dtype_info_t;
+
+static const dtype_info_t dtypes[T_NTYPES] = {
+    { "int8", 1, 0, INT8_MAX },        { "uint8", 1, 0, UINT8_MAX },
+    { "int16", 2, 0, INT16_MAX },      { "uint16", 2, 0, UINT16_MAX },
+    { "int32", 4, 0, INT32_MAX },      { "uint32", 4, 0, UINT32_MAX },
+    { "int64", 8, 0, INT64_MAX },      { "uint64", 8, 0, INT64_MAX },
+    { "float", 4, 1, (int64_t)1 << 24 }, { "double", 8, 1, (int64_t)1 << 53 },
+};
+
+static MPI_Datatype mpi_type(dtype_id_t t)
+{
+    switch (t) {
+    case T_INT8: return MPI_INT8_T;
+    case T_UINT8: return MPI_UINT8_T;
+    case T_INT16: return MPI_INT16_T;
+    case T_UINT16: return MPI_UINT16_T;
+    case T_INT32: return MPI_INT32_T;
+    case T_UINT32: return MPI_UINT32_T;
+    case T_INT64: return MPI_INT64_T;
+    case T_UINT64: return MPI_UINT64_T;
+    case T_FLOAT: return MPI_FLOAT;
+    default: return MPI_DOUBLE;
+    }
+}
+
+static int dtype_lookup(const char *name)
+{
+    static const struct { const char *alias; dtype_id_t id; } aliases[] = {
+        { "char", T_INT8 }, { "byte", T_UINT8 }, { "short", T_INT16 }, { "int", T_INT32 },
+        { "long", T_INT64 }, { "float32", T_FLOAT }, { "float64", T_DOUBLE },
+    };
+    for (int t = 0; t < T_NTYPES; t++)
+        if (0 == strcmp(name, dtypes[t].name)) return t;
+    for (size_t k = 0; k < sizeof(aliases) / sizeof(aliases[0]); k++)
+        if (0 == strcmp(name, aliases[k].alias)) return aliases[k].id;
+    return -1;
+}
+
+typedef enum { O_SUM, O_PROD, O_MAX, O_MIN, O_BAND, O_BOR, O_BXOR, O_LAND, O_LOR, O_NOPS } op_id_t;
+
+static const char *const op_names[O_NOPS] = { "sum", "prod", "max", "min", "band",
+                                              "bor", "bxor", "land", "lor" };
+
+static MPI_Op mpi_op(op_id_t o)
+{
+    switch (o) {
+    case O_SUM: return MPI_SUM;
+    case O_PROD: return MPI_PROD;
+    case O_MAX: return MPI_MAX;
+    case O_MIN: return MPI_MIN;
+    case O_BAND: return MPI_BAND;
+    case O_BOR: return MPI_BOR;
+    case O_BXOR: return MPI_BXOR;
+    case O_LAND: return MPI_LAND;
+    default: return MPI_LOR;
+    }
+}
+
+static int op_is_bitwise_or_logical(op_id_t o) { return o >= O_BAND; }
+
+/* ------------------------------------------------------------------ */
+/* deterministic inputs and local reference                            */
+/* ------------------------------------------------------------------ */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+static uint64_t hash2(int rank, size_t i)
+{
+    return mix((uint64_t)i * 0x9e3779b97f4a7c15ULL + (uint64_t)(rank + 1) * 0xc2b2ae3d27d4eb4fULL);
+}
+
+typedef struct {
+    op_id_t op;     /* for copy-only collectives: O_MAX (any small value) */
+    int P;
+    int64_t range;  /* values in [0, range) for sum / max / min */
+} value_rule_t;
+
+static value_rule_t value_rule(op_id_t op, dtype_id_t t, int P)
+{
+    value_rule_t r = { op, P, 1 };
+    int64_t cap = dtypes[t].exact_max / P; /* P * (range-1) must stay exact */
+    if (O_SUM == op) r.range = (cap < 100 ? cap : 100) + 1;
+    else r.range = (dtypes[t].exact_max < 1000 ? dtypes[t].exact_max : 1000) + 1;
+    return r;
+}
+
+/* input value of element i (index in the full vector) on rank r */
+static int64_t input_value(const value_rule_t *vr, int r, size_t i)
+{
+    uint64_t h = hash2(r, i);
+    switch (vr->op) {
+    case O_PROD: /* one rank per element contributes 1..3, the rest 1 */
+        return (int)(i % (size_t)vr->P) == r ? 1 + (int64_t)(h % 3) : 1;
+    case O_BAND:
+    case O_BOR:
+    case O_BXOR: return (int64_t)(h & 0x7f);
+    case O_LAND: return (h % (uint64_t)(2 * vr->P)) != 0;
+    case O_LOR: return (h % (uint64_t)(2 * vr->P)) == 0;
+    default: return (int64_t)(h % (uint64_t)vr->range);
+    }
+}
+
+static int64_t combine(op_id_t op, int64_t a, int64_t b)
+{
+    switch (op) {
+    case O_SUM: return a + b;
+    case O_PROD: return a * b;
+    case O_MAX: return a > b ? a : b;
+    case O_MIN: return a < b ? a : b;
+    case O_BAND: return a & b;
+    case O_BOR: return a | b;
+    case O_BXOR: return a ^ b;
+    case O_LAND: return a && b;
+    default: return a || b;
+    }
+}
+
+static int64_t reduced_value(const value_rule_t *vr, size_t i)
+{
+    int64_t acc = input_value(vr, 0, i);
+    for (int r = 1; r < vr->P; r++) acc = combine(vr->op, acc, input_value(vr, r, i));
+    return acc;
+}
+
+static void store(dtype_id_t t, void *buf, size_t i, int64_t v)
+{
+    switch (t) {
+    case T_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case T_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    case T_INT16: ((int16_t *)buf)[i] = (int16_t)v; break;
+    case T_UINT16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
+    case T_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
+    case T_UINT32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
+    case T_INT64: ((int64_t *)buf)[i] = v; break;
+    case T_UINT64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
+    case T_FLOAT: ((float *)buf)[i] = (float)v; break;
+    default: ((double *)buf)[i] = (double)v; break;
+    }
+}
+
+static int equals(dtype_id_t t, const void *buf, size_t i, int64_t v)
+{
+    switch (t) {
+    case T_INT8: return ((const int8_t *)buf)[i] == v;
+    case T_UINT8: return ((const uint8_t *)buf)[i] == v;
+    case T_INT16: return ((const int16_t *)buf)[i] == v;
+    case T_UINT16: return ((const uint16_t *)buf)[i] == v;
+    case T_INT32: return ((const int32_t *)buf)[i] == v;
+    case T_UINT32: return ((const uint32_t *)buf)[i] == v;
+    case T_INT64: return ((const int64_t *)buf)[i] == v;
+    case T_UINT64: return ((const uint64_t *)buf)[i] == (uint64_t)v;
+    case T_FLOAT: return ((const float *)buf)[i] == (float)v;
+    default: return ((const double *)buf)[i] == (double)v;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* options                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    bench_coll_t coll;
+    size_t min_size, max_size;
+    long iters;       /* -i; 0 = not given */
+    double budget_s;  /* -t; 0 = not given */
+    long warmup;
+    dtype_id_t dtype;
+    op_id_t op;
+    int inplace, validate, root, csv, steps;
+} options_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: braid_bench [options]\n"
+            "  -c COLL      allreduce (default) | bcast | barrier | reduce | reduce_scatter |\n"
+            "               allgather | pairwise_exchange | memcpy | reduce_local\n"
+            "  -b MIN       smallest message size S in bytes, K/M/G suffix (default 8)\n"
+            "  -e MAX       largest message size, sizes double from MIN (default 32M)\n"
+            "  -i ITERS     timed iterations per size (default 100; with -t: the cap)\n"
+            "  -t SECONDS   time budget per size instead of a fixed count\n"
+            "  -w WARMUP    untimed iterations per size (default 10)\n"
+            "  -d TYPE      int8 uint8 int16 uint16 int32 uint32 int64 uint64 float double\n"
+            "               (default float)\n"
+            "  -o OP        sum (default) prod max min band bor bxor land lor\n"
+            "  -r, --root R root of bcast / reduce (default 0)\n"
+            "  --inplace    MPI_IN_PLACE where the collective allows it\n"
+            "  --validate   check results against a locally computed reference\n"
+            "  --steps C    pairwise_exchange: steps (1..lg P, default lg P)\n"
+            "  --csv        comma-separated output\n"
+            "S is the full vector (nccl-tests): reduce_scatter sends S, allgather receives S.\n");
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s) return -1;
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    if ('B' == *end || 'b' == *end) end++;
+    if (*end) return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static int lookup(const char *const *names, int n, const char *s)
+{
+    for (int k = 0; k < n; k++)
+        if (0 == strcmp(names[k], s)) return k;
+    return -1;
+}
+
+/* returns 0 ok, 1 help printed, -1 error (message printed by rank 0) */
+static int parse_options(int argc, char **argv, options_t *o, int rank)
+{
+    enum { OPT_INPLACE = 256, OPT_VALIDATE, OPT_CSV, OPT_STEPS };
+    static const struct option longopts[] = {
+        { "coll", required_argument, NULL, 'c' },   { "min", required_argument, NULL, 'b' },
+        { "max", required_argument, NULL, 'e' },    { "iters", required_argument, NULL, 'i' },
+        { "time", required_argument, NULL, 't' },   { "warmup", required_argument, NULL, 'w' },
+        { "type", required_argument, NULL, 'd' },   { "op", required_argument, NULL, 'o' },
+        { "root", required_argument, NULL, 'r' },   { "inplace", no_argument, NULL, OPT_INPLACE },
+        { "validate", no_argument, NULL, OPT_VALIDATE }, { "csv", no_argument, NULL, OPT_CSV },
+        { "steps", required_argument, NULL, OPT_STEPS }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    *o = (options_t){ .coll = B_ALLREDUCE, .min_size = 8, .max_size = 32u << 20, .warmup = 10,
+                      .dtype = T_FLOAT, .op = O_SUM };
+    const char *bad = NULL;
+    int ch, k;
+    opterr = 0;
+    while (!bad && -1 != (ch = getopt_long(argc, argv, "c:b:e:i:t:w:d:o:r:h", longopts, NULL))) {
+        switch (ch) {
+        case 'c':
+            if (0 == strcmp(optarg, "reduce_scatter_block")) optarg = "reduce_scatter";
+            if ((k = lookup(coll_names, B_NCOLLS, optarg)) < 0) bad = "unknown collective";
+            else o->coll = (bench_coll_t)k;
+            break;
+        case 'b': if (parse_size(optarg, &o->min_size)) bad = "bad -b size"; break;
+        case 'e': if (parse_size(optarg, &o->max_size)) bad = "bad -e size"; break;
+        case 'i': if ((o->iters = atol(optarg)) < 1) bad = "-i needs a count >= 1"; break;
+        case 't': if ((o->budget_s = atof(optarg)) <= 0) bad = "-t needs seconds > 0"; break;
+        case 'w': if ((o->warmup = atol(optarg)) < 0) bad = "-w needs a count >= 0"; break;
+        case 'd':
+            if ((k = dtype_lookup(optarg)) < 0) bad = "unknown datatype";
+            else o->dtype = (dtype_id_t)k;
+            break;
+        case 'o':
+            if ((k = lookup(op_names, O_NOPS, optarg)) < 0) bad = "unknown op";
+            else o->op = (op_id_t)k;
+            break;
+        case 'r': o->root = atoi(optarg); break;
+        case OPT_INPLACE: o->inplace = 1; break;
+        case OPT_VALIDATE: o->validate = 1; break;
+        case OPT_CSV: o->csv = 1; break;
+        case OPT_STEPS: if ((o->steps = atoi(optarg)) < 1) bad = "--steps needs C >= 1"; break;
+        case 'h': if (0 == rank) usage(stdout); return 1;
+        default: bad = "unknown option or missing argument"; break;
+        }
+    }
+    if (!bad && optind < argc) bad = "unexpected argument";
+    if (!bad && 0 == o->min_size) o->min_size = 1;
+    if (!bad && o->min_size > o->max_size) bad = "-b is larger than -e";
+    if (!bad && coll_has_op(o->coll) && dtypes[o->dtype].is_float && op_is_bitwise_or_logical(o->op))
+        bad = "bitwise and logical ops need an integer type";
+    if (bad) {
+        if (0 == rank) {
+            fprintf(stderr, "braid_bench: %s\n", bad);
+            usage(stderr);
+        }
+        return -1;
+    }
+    if (B_REDUCE_LOCAL == o->coll) o->dtype = T_DOUBLE;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* one size                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    const options_t *o;
+    MPI_Comm comm;
+    int rank, P;
+    int steps;           /* pairwise_exchange */
+    size_t es;           /* element size */
+    MPI_Datatype type;
+    value_rule_t vr;
+    char *sbuf, *rbuf;
+} bench_t;
+
+typedef struct {
+    size_t S;     /* bytes, nccl-tests convention */
+    size_t count; /* elements: per call (allreduce...), per block (rs/ag), per step (pairwise) */
+} shape_t;
+
+static shape_t shape_for(const bench_t *b, size_t want)
+{
+    shape_t s = { 0, 0 };
+    size_t es = b->es;
+    switch (b->o->coll) {
+    case B_BARRIER: break;
+    case B_REDUCE_SCATTER:
+    case B_ALLGATHER:
+        s.count = want / (es * (size_t)b->P);
+        if (0 == s.count) s.count = 1;
+        s.S = s.count * es * (size_t)b->P;
+        break;
+    case B_PAIRWISE:
+        s.count = want / (es * (size_t)b->steps);
+        if (0 == s.count) s.count = 1;
+        s.S = s.count * es * (size_t)b->steps;
+        break;
+    default:
+        s.count = want / es;
+        if (0 == s.count) s.count = 1;
+        s.S = s.count * es;
+        break;
+    }
+    return s;
+}
+
+static void reduce_local_kernel(double *restrict a, const double *restrict x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) a[i] += x[i];
+}
+
+static int pairwise_exchange(const bench_t *b, size_t count)
+{
+    int rc = MPI_SUCCESS;
+    for (int s = 0; s < b->steps && MPI_SUCCESS == rc; s++) {
+        int peer = b->rank ^ (1 << s);
+        if (peer >= b->P) continue;
+        rc = MPI_Sendrecv(b->sbuf, (int)count, b->type, peer, s, b->rbuf, (int)count, b->type, peer, s,
+                          b->comm, MPI_STATUS_IGNORE);
+    }
+    return rc;
+}
+
+/* one call of the benchmarked operation */
+static int run_once(const bench_t *b, size_t count)
+{
+    const options_t *o = b->o;
+    int n = (int)count, root = o->root;
+    MPI_Op op = mpi_op(o->op);
+    void *in_place_or_sbuf = o->inplace ? MPI_IN_PLACE : (void *)b->sbuf;
+    switch (o->coll) {
+    case B_ALLREDUCE: return MPI_Allreduce(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm);
+    case B_BCAST: return MPI_Bcast(b->rbuf, n, b->type, root, b->comm);
+    case B_BARRIER: return MPI_Barrier(b->comm);
+    case B_REDUCE: {
+        const void *sb = (o->inplace && b->rank == root) ? MPI_IN_PLACE : (void *)b->sbuf;
+        return MPI_Reduce(sb, b->rbuf, n, b->type, op, root, b->comm);
+    }
+    case B_REDUCE_SCATTER:
+        if (o->inplace) return MPI_Reduce_scatter_block(MPI_IN_PLACE, b->rbuf, n, b->type, op, b->comm);
+        return MPI_Reduce_scatter_block(b->sbuf, b->rbuf, n, b->type, op, b->comm);
+    case B_ALLGATHER:
+        if (o->inplace)
+            return MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm);
+        return MPI_Allgather(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm);
+    case B_PAIRWISE: return pairwise_exchange(b, count);
+    case B_MEMCPY: memcpy(b->rbuf, b->sbuf, count); return MPI_SUCCESS;
+    case B_REDUCE_LOCAL:
+        reduce_local_kernel((double *)b->rbuf, (const double *)b->sbuf, count);
+        return MPI_SUCCESS;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+/* Put the deterministic inputs where the next call reads them. */
+static void fill_inputs(const bench_t *b, size_t count)
+{
+    const options_t *o = b->o;
+    dtype_id_t t = o->dtype;
+    size_t P = (size_t)b->P, r = (size_t)b->rank;
+    switch (o->coll) {
+    case B_ALLREDUCE:
+    case B_REDUCE: {
+        char *in = (o->inplace && (B_ALLREDUCE == o->coll || b->rank == o->root)) ? b->rbuf : b->sbuf;
+        for (size_t i = 0; i < count; i++) store(t, in, i, input_value(&b->vr, b->rank, i));
+        break;
+    }
+    case B_REDUCE_SCATTER: {
+        char *in = o->inplace ? b->rbuf : b->sbuf;
+        for (size_t i = 0; i < count * P; i++) store(t, in, i, input_value(&b->vr, b->rank, i));
+        break;
+    }
+    case B_ALLGATHER: {
+        /* element g = r*count + j of the result comes from rank r */
+        char *in = o->inplace ? b->rbuf + r * count * b->es : b->sbuf;
+        for (size_t j = 0; j < count; j++) store(t, in, j, input_value(&b->vr, b->rank, r * count + j));
+        break;
+    }
+    case B_BCAST:
+        if (b->rank == o->root)
+            for (size_t i = 0; i < count; i++) store(t, b->rbuf, i, input_value(&b->vr, o->root, i));
+        break;
+    default: break;
+    }
+}
+
+/* Clear what the next call must write (so a missing write is caught). */
+static void poison_outputs(const bench_t *b, size_t count)
+{
+    const options_t *o = b->o;
+    size_t P = (size_t)b->P, r = (size_t)b->rank, es = b->es;
+    switch (o->coll) {
+    case B_ALLREDUCE:
+        if (!o->inplace) memset(b->rbuf, 0xa5, count * es);
+        break;
+    case B_REDUCE:
+        if (b->rank == o->root && !o->inplace) memset(b->rbuf, 0xa5, count * es);
+        break;
+    case B_REDUCE_SCATTER:
+        if (!o->inplace) memset(b->rbuf, 0xa5, count * es);
+        break;
+    case B_ALLGATHER:
+        for (size_t q = 0; q < P; q++)
+            if (!o->inplace || q != r) memset(b->rbuf + q * count * es, 0xa5, count * es);
+        break;
+    case B_BCAST:
+        if (b->rank != o->root) memset(b->rbuf, 0xa5, count * es);
+        break;
+    default: break;
+    }
+}
+
+/* number of wrong elements in the result of the last call */
+static size_t count_errors(const bench_t *b, size_t count)
+{
+    const options_t *o = b->o;
+    dtype_id_t t = o->dtype;
+    size_t P = (size_t)b->P, r = (size_t)b->rank, bad = 0;
+    switch (o->coll) {
+    case B_ALLREDUCE:
+        for (size_t i = 0; i < count; i++) bad += !equals(t, b->rbuf, i, reduced_value(&b->vr, i));
+        break;
+    case B_REDUCE:
+        if (b->rank == o->root)
+            for (size_t i = 0; i < count; i++) bad += !equals(t, b->rbuf, i, reduced_value(&b->vr, i));
+        break;
+    case B_REDUCE_SCATTER:
+        for (size_t j = 0; j < count; j++)
+            bad += !equals(t, b->rbuf, j, reduced_value(&b->vr, r * count + j));
+        break;
+    case B_ALLGATHER:
+        for (size_t g = 0; g < count * P; g++)
+            bad += !equals(t, b->rbuf, g, input_value(&b->vr, (int)(g / count), g));
+        break;
+    case B_BCAST:
+        for (size_t i = 0; i < count; i++) bad += !equals(t, b->rbuf, i, input_value(&b->vr, o->root, i));
+        break;
+    default: break;
+    }
+    return bad;
+}
+
+/* -1: not validated; otherwise the number of wrong elements over all ranks */
+static long validate_size(const bench_t *b, size_t count)
+{
+    if (!b->o->validate || b->o->coll >= B_PAIRWISE || B_BARRIER == b->o->coll) return -1;
+    fill_inputs(b, count);
+    poison_outputs(b, count);
+    MPI_Barrier(b->comm);
+    if (MPI_SUCCESS != run_once(b, count)) return LONG_MAX;
+    long bad = (long)count_errors(b, count), total = 0;
+    MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, b->comm);
+    return total;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+typedef struct {
+    long iters;
+    double p50, min, max; /* seconds */
+} timing_t;
+
+enum { MIN_BUDGET_ITERS = 10 };
+
+static void warm_up(const bench_t *b, size_t count, int *err)
+{
+    for (long k = 0; k < b->o->warmup; k++) {
+        MPI_Barrier(b->comm);
+        if (MPI_SUCCESS != run_once(b, count)) *err = 1;
+    }
+}
+
+/*
+ * Iterations in batches. With a time budget, after each batch the slowest
+ * rank's elapsed time (one MPI_Allreduce, between iterations) decides whether
+ * to go on and how large the next batch is, so every rank runs the same number
+ * of iterations.
+ */
+static long timed_loop(const bench_t *b, size_t count, double *t, long cap, int *err)
+{
+    double budget = b->o->budget_s, start = MPI_Wtime();
+    long n = 0, batch = budget > 0 ? 1 : cap;
+    for (;;) {
+        for (long k = 0; k < batch && n < cap; k++, n++) {
+            MPI_Barrier(b->comm);
+            double t0 = MPI_Wtime();
+            if (MPI_SUCCESS != run_once(b, count)) *err = 1;
+            t[n] = MPI_Wtime() - t0;
+        }
+        if (n >= cap) return n;
+        double elapsed = MPI_Wtime() - start, slowest = 0;
+        MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+        if (slowest >= budget && n >= MIN_BUDGET_ITERS) return n;
+        /* aim at half the remaining time, 1..1024 iterations */
+        double per = slowest / (double)n, want = (budget - slowest) / per / 2;
+        batch = want < 1 ? 1 : (want > 1024 ? 1024 : (long)want);
+    }
+}
+
+static int time_size(const bench_t *b, size_t count, timing_t *tm)
+{
+    const options_t *o = b->o;
+    int err = 0;
+    long cap = o->iters ? o->iters : (o->budget_s > 0 ? 100000 : 100);
+    double *t = malloc((size_t)cap * sizeof(double)), *tmax = malloc((size_t)cap * sizeof(double));
+    if (NULL == t || NULL == tmax) MPI_Abort(b->comm, 2);
+    warm_up(b, count, &err);
+    long n = timed_loop(b, count, t, cap, &err);
+    MPI_Reduce(t, tmax, (int)n, MPI_DOUBLE, MPI_MAX, 0, b->comm);
+    if (0 == b->rank) {
+        qsort(tmax, (size_t)n, sizeof(double), cmp_double);
+        tm->iters = n;
+        tm->min = tmax[0];
+        tm->max = tmax[n - 1];
+        tm->p50 = (n & 1) ? tmax[n / 2] : 0.5 * (tmax[n / 2 - 1] + tmax[n / 2]);
+    }
+    free(t);
+    free(tmax);
+    int any = 0;
+    MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, b->comm);
+    return any;
+}
+
+/* ------------------------------------------------------------------ */
+/* output                                                              */
+/* ------------------------------------------------------------------ */
+
+static void print_header(const bench_t *b)
+{
+    const options_t *o = b->o;
+    const char *col = coll_names[o->coll];
+    if (o->csv) {
+        printf("coll,np,dtype,op,inplace,size_bytes,count,iters,p50_us,min_us,max_us,"
+               "algbw_GBps,busbw_GBps,valid\n");
+        return;
+    }
+    printf("# braid_bench %s  P=%d  type=%s (%zu B)", col, b->P, dtypes[o->dtype].name, b->es);
+    if (coll_has_op(o->coll)) printf("  op=%s", op_names[o->op]);
+    if (B_BCAST == o->coll || B_REDUCE == o->coll) printf("  root=%d", o->root);
+    if (B_PAIRWISE == o->coll) printf("  steps=%d", b->steps);
+    printf("  in-place=%s  validate=%s\n", o->inplace ? "yes" : "no", o->validate ? "yes" : "no");
+    if (o->budget_s > 0)
+        printf("# iterations: %.3g s budget per size (%d..%ld), warm-up %ld\n", o->budget_s, MIN_BUDGET_ITERS,
+               o->iters ? o->iters : 100000L, o->warmup);
+    else
+        printf("# iterations: %ld per size, warm-up %ld\n", o->iters ? o->iters : 100L, o->warmup);
+    printf("# t = per-iteration max over ranks (barrier before each, untimed); algbw = S/t_p50;"
+           " busbw = algbw * %s; GB/s = 1e9 B/s\n", busbw_factor_text(o->coll));
+    printf("# %12s %12s %8s %10s %10s %10s %12s %12s %6s\n", "size(B)", "count", "iters", "p50(us)",
+           "min(us)", "max(us)", "algbw(GB/s)", "busbw(GB/s)", "valid");
+}
+
+static void format_valid(long bad, char *out, size_t len)
+{
+    if (bad < 0) snprintf(out, len, "-");
+    else if (0 == bad) snprintf(out, len, "ok");
+    else snprintf(out, len, "FAIL");
+}
+
+static void print_row(const bench_t *b, const shape_t *s, const timing_t *tm, long bad)
+{
+    const options_t *o = b->o;
+    double algbw = (s->S && tm->p50 > 0) ? (double)s->S / tm->p50 / 1e9 : 0;
+    double busbw = algbw * busbw_factor(o->coll, b->P);
+    char valid[16];
+    format_valid(bad, valid, sizeof(valid));
+    if (o->csv)
+        printf("%s,%d,%s,%s,%d,%zu,%zu,%ld,%.3f,%.3f,%.3f,%.4f,%.4f,%s\n", coll_names[o->coll], b->P,
+               dtypes[o->dtype].name, coll_has_op(o->coll) ? op_names[o->op] : "-", o->inplace, s->S,
+               s->count, tm->iters, tm->p50 * 1e6, tm->min * 1e6, tm->max * 1e6, algbw, busbw,
+               bad < 0 ? "-" : (bad ? "fail" : "ok"));
+    else
+        printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %12.3f %12.3f %6s\n", s->S, s->count, tm->iters,
+               tm->p50 * 1e6, tm->min * 1e6, tm->max * 1e6, algbw, busbw, valid);
+    if (bad > 0) fprintf(stderr, "braid_bench: %s size %zu: %ld wrong elements\n", coll_names[o->coll], s->S, bad);
+    fflush(stdout);
+}
+
+/* Weighted least squares fit of t(m) = alpha + m / beta, weights 1/t^2 (relative error). */
+static void print_alpha_beta(const double *m, const double *t, int n, int steps)
+{
+    double sw = 0, swm = 0, swmm = 0, swt = 0, swmt = 0;
+    for (int k = 0; k < n; k++) {
+        double w = 1.0 / (t[k] * t[k]);
+        sw += w, swm += w * m[k], swmm += w * m[k] * m[k], swt += w * t[k], swmt += w * m[k] * t[k];
+    }
+    double det = sw * swmm - swm * swm;
+    if (n < 2 || det <= 0) {
+        printf("# fit: need at least 2 distinct sizes\n");
+        return;
+    }
+    double alpha = (swmm * swt - swm * swmt) / det, slope = (sw * swmt - swm * swt) / det, worst = 0;
+    for (int k = 0; k < n; k++) {
+        double rel = fabs(alpha + slope * m[k] - t[k]) / t[k];
+        if (rel > worst) worst = rel;
+    }
+    double beta = slope > 0 ? 1.0 / slope : 0;
+    printf("# fit t(m) = alpha + m/beta over %d sizes (m = S/%d bytes per step, weights 1/t^2):\n", n, steps);
+    if (slope > 0)
+        printf("#   alpha = %.3f us  beta = %.3f GB/s  (max relative residual %.0f%%)\n", alpha * 1e6,
+               beta / 1e9, worst * 100);
+    else
+        printf("#   alpha = %.3f us  beta = n/a (no size-dependent term)\n", alpha * 1e6);
+    /* one line for scripts (the tuner, the cost model); beta 0 = not measured */
+    printf("# alpha_beta,alpha_us=%.4f,beta_GBps=%.4f,sizes=%d,steps=%d,max_rel_residual=%.3f\n",
+           alpha * 1e6, beta / 1e9, n, steps, worst);
+}
+
+/* ------------------------------------------------------------------ */
+
+static int ilog2_floor(int x)
+{
+    int l = 0;
+    while ((2 << l) <= x) l++;
+    return l;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    bench_t b = { .comm = MPI_COMM_WORLD };
+    MPI_Comm_rank(b.comm, &b.rank);
+    MPI_Comm_size(b.comm, &b.P);
+    options_t o;
+    int prc = parse_options(argc, argv, &o, b.rank);
+    if (prc) {
+        MPI_Finalize();
+        return prc > 0 ? 0 : 2;
+    }
+    if (o.root < 0 || o.root >= b.P) {
+        if (0 == b.rank) fprintf(stderr, "braid_bench: root %d out of range (P = %d)\n", o.root, b.P);
+        MPI_Finalize();
+        return 2;
+    }
+    int max_steps = b.P > 1 ? ilog2_floor(b.P) : 1;
+    b.steps = o.steps ? o.steps : max_steps;
+    if (b.steps > max_steps) {
+        if (0 == b.rank) fprintf(stderr, "braid_bench: --steps %d > lg P = %d\n", b.steps, max_steps);
+        MPI_Finalize();
+        return 2;
+    }
+    b.o = &o;
+    b.es = dtypes[o.dtype].size;
+    b.type = mpi_type(o.dtype);
+    b.vr = value_rule(coll_has_op(o.coll) ? o.op : O_MAX, o.dtype, b.P);
+    if (B_MEMCPY == o.coll) b.es = 1, b.type = MPI_BYTE;
+
+    /* buffers: room for the largest S (and at least one element per rank) */
+    size_t cap = o.max_size + (size_t)b.P * b.es * (size_t)b.steps + 64;
+    if (posix_memalign((void **)&b.sbuf, 4096, cap) || posix_memalign((void **)&b.rbuf, 4096, cap)) {
+        fprintf(stderr, "braid_bench: cannot allocate 2 x %zu bytes\n", cap);
+        MPI_Abort(b.comm, 2);
+    }
+    memset(b.sbuf, 0, cap);
+    memset(b.rbuf, 0, cap);
+    if (B_REDUCE_LOCAL == o.coll)
+        for (size_t i = 0; i < cap / sizeof(double); i++) ((double *)b.sbuf)[i] = 1.0;
+
+    if (0 == b.rank) print_header(&b);
+    int failed = 0, nfit = 0;
+    double *fit_m = calloc(64, sizeof(double)), *fit_t = calloc(64, sizeof(double));
+    size_t prev_S = (size_t)-1;
+    for (size_t want = o.min_size; want <= o.max_size; want *= 2) {
+        shape_t s = shape_for(&b, want);
+        if (s.S == prev_S && B_BARRIER != o.coll) continue;
+        prev_S = s.S;
+        if (s.count > INT_MAX) {
+            if (0 == b.rank) fprintf(stderr, "braid_bench: count %zu exceeds INT_MAX, stopping\n", s.count);
+            break;
+        }
+        if (B_BARRIER != o.coll && B_PAIRWISE != o.coll) fill_inputs(&b, s.count);
+        timing_t tm = { 0, 0, 0, 0 };
+        if (time_size(&b, s.count, &tm)) {
+            if (0 == b.rank) fprintf(stderr, "braid_bench: %s returned an error at size %zu\n", coll_names[o.coll], s.S);
+            failed = 1;
+        }
+        long bad = validate_size(&b, s.count);
+        if (bad > 0) failed = 1;
+        if (0 == b.rank) {
+            print_row(&b, &s, &tm, bad);
+            if (B_PAIRWISE == o.coll && nfit < 64 && tm.p50 > 0) {
+                fit_m[nfit] = (double)(s.count * b.es);
+                fit_t[nfit] = tm.p50 / b.steps;
+                nfit++;
+            }
+        }
+        if (B_BARRIER == o.coll || want > SIZE_MAX / 2) break;
+    }
+    if (0 == b.rank && B_PAIRWISE == o.coll) print_alpha_beta(fit_m, fit_t, nfit, b.steps);
+    free(fit_m);
+    free(fit_t);
+    free(b.sbuf);
+    free(b.rbuf);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
