@@ -21,4 +21,4 @@ cd "$build"
 make -j"${JOBS:-2}" >/dev/null
 $SUDO make install >/dev/null
 echo "== installed: $(ompi_info | grep 'MCA coll: braid' | sed 's/^ *//')"
-exec "$top/contrib/run_app_compare.sh" "$np"
+exec "$top/contrib/run_app_compare.sh" -n "$np"
