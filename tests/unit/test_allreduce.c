@@ -9,6 +9,7 @@
 #include "unit_common.h"
 #include "unit_ops.h"
 #include "braid_algo_internal.h"
+#include "strict_transport.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ typedef struct run {
     int fail_alloc;
     unsigned char *sbuf[MAX_P], *rbuf[MAX_P];
     int rc[MAX_P];
+    int violations[MAX_P];   /* strict_transport.h */
 } run_t;
 
 static int body(braid_comm_t *c, void *p)
@@ -48,7 +50,10 @@ static int body(braid_comm_t *c, void *p)
     a.exact = R->exact;
     a.scratch = &scratch;
     a.params.chunk_bytes = R->chunk_bytes;
+    strict_state_t strict;
+    strict_wrap(c, &strict);
     int rc = alg_fn[R->alg](c, &a);
+    R->violations[c->rank] = strict_unwrap(c, &strict);
     R->rc[c->rank] = rc;
     braid_scratch_release(&scratch);
     /* report UNSUPPORTED through R->rc only, so the run is not an error */
@@ -180,8 +185,10 @@ static void check_run(alg_t alg, int P, unit_op_kind_t kind, bool exact, size_t 
     ck_assert_msg(res.rc == BRAID_OK, "%s: rc %d", what, res.rc);
     ck_assert_msg(res.leftover_msgs == 0, "%s: %d messages left", what, res.leftover_msgs);
 
-    int bad_rc = 0;
+    int bad_rc = 0, violations = 0;
     for (int r = 0; r < P; r++) bad_rc += R->rc[r] != R->rc[0];
+    for (int r = 0; r < P; r++) violations += R->violations[r];
+    ck_assert_msg(violations == 0, "%s: %d send-buffer violations", what, violations);
     ck_assert_msg(bad_rc == 0, "%s: ranks disagree on the return code", what);
     bool supported = expect_supported(alg, kind, exact, P);
     ck_assert_msg(R->rc[0] == (supported ? BRAID_OK : BRAID_ERR_UNSUPPORTED),

@@ -9,6 +9,7 @@
 #include "unit_common.h"
 #include "unit_ops.h"
 #include "braid_algo_internal.h"
+#include "strict_transport.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ typedef struct rs_run {
     size_t chunk_bytes;
     unsigned char *sbuf[MAX_P], *rbuf[MAX_P];
     int rc[MAX_P];
+    int violations[MAX_P];   /* strict_transport.h */
 } rs_run_t;
 
 static int rs_body(braid_comm_t *c, void *p)
@@ -63,7 +65,10 @@ static int rs_body(braid_comm_t *c, void *p)
     a.op = unit_op(R->kind);
     a.scratch = &scratch;
     a.params.chunk_bytes = R->chunk_bytes;
+    strict_state_t strict;
+    strict_wrap(c, &strict);
     int rc = R->fn(c, &a);
+    R->violations[c->rank] = strict_unwrap(c, &strict);
     R->rc[c->rank] = rc;
     braid_scratch_release(&scratch);
     return BRAID_ERR_UNSUPPORTED == rc ? BRAID_OK : rc;
@@ -155,8 +160,10 @@ static void check_rs(braid_algo_fn_t fn, rs_expect_fn ex, bool keeps_order, int 
              name, P, (int)kind, N, rcounts ? "uneven" : "block", (int)in_place, chunk_bytes);
     ck_assert_msg(res.rc == BRAID_OK, "%s: rc %d", what, res.rc);
     ck_assert_msg(res.leftover_msgs == 0, "%s: %d messages left", what, res.leftover_msgs);
-    int bad_rc = 0;
+    int bad_rc = 0, violations = 0;
     for (int r = 0; r < P; r++) bad_rc += R->rc[r] != R->rc[0];
+    for (int r = 0; r < P; r++) violations += R->violations[r];
+    ck_assert_msg(violations == 0, "%s: %d send-buffer violations", what, violations);
     ck_assert_msg(bad_rc == 0, "%s: ranks disagree on the return code", what);
     bool supported = P == 1 || kind != UNIT_OP_MATMUL || keeps_order;
     ck_assert_msg(R->rc[0] == (supported ? BRAID_OK : BRAID_ERR_UNSUPPORTED), "%s: rc %d", what, R->rc[0]);
@@ -262,6 +269,7 @@ typedef struct ag_run {
     bool in_place;
     size_t count, esize, chunk_bytes;
     unsigned char *sbuf[MAX_P], *rbuf[MAX_P];
+    int violations[MAX_P];   /* strict_transport.h */
 } ag_run_t;
 
 static int ag_body(braid_comm_t *c, void *p)
@@ -277,7 +285,10 @@ static int ag_body(braid_comm_t *c, void *p)
     a.esize = R->esize;
     a.scratch = &scratch;
     a.params.chunk_bytes = R->chunk_bytes;
+    strict_state_t strict;
+    strict_wrap(c, &strict);
     int rc = R->fn(c, &a);
+    R->violations[c->rank] = strict_unwrap(c, &strict);
     braid_scratch_release(&scratch);
     return rc;
 }
@@ -326,6 +337,9 @@ static void check_ag(braid_algo_fn_t fn, int P, size_t count, size_t esize, bool
              count, esize, (int)in_place, chunk_bytes);
     ck_assert_msg(res.rc == BRAID_OK, "%s: rc %d", what, res.rc);
     ck_assert_msg(res.leftover_msgs == 0, "%s: %d messages left", what, res.leftover_msgs);
+    int violations = 0;
+    for (int r = 0; r < P; r++) violations += R->violations[r];
+    ck_assert_msg(violations == 0, "%s: %d send-buffer violations", what, violations);
     size_t bad = 0, wrong_traffic = 0;
     int first = -1;
     size_t chunks = nch(count, chunk_elems(chunk_bytes, esize));
