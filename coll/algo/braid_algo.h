@@ -141,6 +141,12 @@ typedef struct braid_coll_args {
     size_t esize;         /* bytes one element occupies in the buffers */
     int root;
     braid_op_t op;
+    /* the op gives the same bits in any evaluation order (integer and
+     * logical ops, min/max); false for floating-point sum/prod and user ops.
+     * allreduce_ring passes the whole buffer round the ring only when true
+     * (every rank then reduces in its own order); otherwise it runs the
+     * reduce-scatter + allgather ring, so every rank gets identical bits. */
+    bool exact;
     braid_scratch_t *scratch;
     braid_params_t params;
     /* reduce_scatter: elements each rank receives (size entries); NULL for
