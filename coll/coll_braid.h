@@ -74,6 +74,7 @@ typedef struct mca_coll_braid_module_t {
     braid_ucx_comm_t *tcomm;     /* transport state */
     braid_comm_t bcomm;          /* the algorithms' view, bound to tcomm */
     braid_scratch_t scratch;     /* reused across calls */
+    size_t *rcounts;             /* size entries: MPI_Reduce_scatter's counts */
     mca_coll_braid_prev_t prev;
 } mca_coll_braid_module_t;
 

@@ -25,6 +25,7 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     memset(&m->bcomm, 0, sizeof(m->bcomm));
     memset(&m->scratch, 0, sizeof(m->scratch));
     memset(&m->prev, 0, sizeof(m->prev));
+    m->rcounts = NULL;
 }
 
 #define RELEASE_PREV(m, name)                                         \
@@ -47,6 +48,8 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     braid_ucx_comm_destroy(m->tcomm);
     m->tcomm = NULL;
     braid_scratch_release(&m->scratch);
+    free(m->rcounts);
+    m->rcounts = NULL;
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_braid_module_t, mca_coll_base_module_t,
@@ -223,6 +226,8 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     }
 
     int P = ompi_comm_size(comm);
+    m->rcounts = calloc((size_t)P, sizeof(size_t));
+    if (NULL == m->rcounts) return OMPI_ERR_OUT_OF_RESOURCE;
     int *proc_index = malloc((size_t)P * sizeof(int));
     if (NULL == proc_index) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < P; i++)

@@ -176,3 +176,78 @@ int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
         rc = stage_out(dtype, n, rbuf, a.rbuf);
     return rc;
 }
+
+/* ------------------------------------------------------------------ */
+/* MPI_Reduce_scatter_block and MPI_Reduce_scatter                      */
+/* ------------------------------------------------------------------ */
+
+static const braid_algo_fn_t reduce_scatter_fns[BRAID_REDUCE_SCATTER_NALGS] = {
+    [BRAID_REDUCE_SCATTER_RING] = braid_reduce_scatter_ring,
+    [BRAID_REDUCE_SCATTER_HALVING_DOUBLING] = braid_reduce_scatter_halving_doubling,
+};
+
+/* Shared by both entry points: `rcounts` NULL means every rank receives
+ * `count` elements. Returns a BRAID_* code (BRAID_ERR_UNSUPPORTED: the
+ * caller falls back, on every rank alike). */
+static int reduce_scatter_common(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
+                                 size_t count, const size_t *rcounts, size_t total,
+                                 MPI_Datatype dtype, MPI_Op op)
+{
+    size_t bytes = total * mca_coll_braid_type_size(dtype);
+    layout_t l = classify(dtype, total);
+    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_REDUCE_SCATTER, bytes);
+    if (0 == bytes) return BRAID_OK;
+    if (LAYOUT_UNSUPPORTED == l.kind || NULL == reduce_scatter_fns[choice.alg])
+        return BRAID_ERR_UNSUPPORTED;
+    mca_coll_braid_op_t bop;
+    mca_coll_braid_op_bind(&bop, dtype, op);
+    braid_coll_args_t a;
+    bind_args(m, &a, &bop, &choice, count, l.extent);
+    a.rcounts = rcounts;
+    const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
+    if (LAYOUT_DIRECT == l.kind) {
+        a.sbuf = in;
+        a.rbuf = rbuf;
+    } else {
+        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, total);
+        if (NULL == a.rbuf) return BRAID_ERR_NOMEM;
+    }
+    int rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE_SCATTER, choice.alg,
+                                reduce_scatter_fns[choice.alg], &a, bytes);
+    size_t mine = rcounts ? rcounts[m->bcomm.rank] : count;
+    if (BRAID_OK == rc && LAYOUT_STAGED == l.kind && mine > 0 &&
+        MPI_SUCCESS != stage_out(dtype, mine, rbuf, a.rbuf))
+        rc = BRAID_ERR_ARG;
+    return rc;
+}
+
+int mca_coll_braid_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        struct ompi_communicator_t *comm,
+                                        mca_coll_base_module_t *module)
+{
+    mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
+    size_t n = rcount > 0 ? (size_t)rcount : 0;
+    int rc = reduce_scatter_common(m, sbuf, rbuf, n, NULL, n * (size_t)m->bcomm.size, dtype, op);
+    if (BRAID_ERR_UNSUPPORTED == rc)
+        return m->prev.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+                                            m->prev.reduce_scatter_block_module);
+    return mca_coll_braid_to_mpi_error(rc);
+}
+
+int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
+    size_t total = 0;
+    for (int i = 0; i < m->bcomm.size; i++) {
+        m->rcounts[i] = rcounts[i] > 0 ? (size_t)rcounts[i] : 0;
+        total += m->rcounts[i];
+    }
+    int rc = reduce_scatter_common(m, sbuf, rbuf, 0, m->rcounts, total, dtype, op);
+    if (BRAID_ERR_UNSUPPORTED == rc)
+        return m->prev.reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
+                                      m->prev.reduce_scatter_module);
+    return mca_coll_braid_to_mpi_error(rc);
+}
