@@ -19,7 +19,11 @@
  * MPI_UNSIGNED_LONG (compared as signed); braid's kernels must get them
  * right. Run with --mca coll ^braid to see Open MPI's failures.
  *
- * usage: mpi_reductions [quick]   (quick: fewer counts, for sweeps)
+ * usage: mpi_reductions [quick] [ompi-safe]
+ *   quick:     fewer counts, for sweeps
+ *   ompi-safe: skip the checks Open MPI 4.1.4 itself fails (uint8, uint16
+ *              and unsigned long types, 8-bit wrap-around), for runs where
+ *              braid is off and Open MPI's collectives do the work
  */
 #include "mpi_test_common.h"
 
@@ -30,7 +34,7 @@
 /* bool instantiates the generic reference ops; PROD is never used on it */
 #pragma GCC diagnostic ignored "-Wint-in-bool-context"
 
-static int quick;
+static int quick, ompi_safe;
 
 /* ------------------------------------------------------------------ */
 /* inputs and reference ops, generic over C types                      */
@@ -157,15 +161,15 @@ static void test_predefined(MPI_Comm comm, const char *what)
             int integer_op = o >= OP_LAND, arith = o <= OP_MAX;
             if (arith || integer_op) {
                 int8_test(comm, what, MPI_INT8_T, o, n, ip);
-                uint8_test(comm, what, MPI_UNSIGNED_CHAR, o, n, !ip);
+                if (!ompi_safe) uint8_test(comm, what, MPI_UNSIGNED_CHAR, o, n, !ip);
                 int16_test(comm, what, MPI_SHORT, o, n, ip);
-                uint16_test(comm, what, MPI_UINT16_T, o, n, ip);
+                if (!ompi_safe) uint16_test(comm, what, MPI_UINT16_T, o, n, ip);
                 int32_test(comm, what, MPI_INT, o, n, !ip);
                 uint32_test(comm, what, MPI_UNSIGNED, o, n, ip);
                 int64_test(comm, what, MPI_INT64_T, o, n, ip);
                 uint64_test(comm, what, MPI_UNSIGNED_LONG_LONG, o, n, !ip);
                 long__test(comm, what, MPI_LONG, o, n, ip);
-                ulong_test(comm, what, MPI_UNSIGNED_LONG, o, n, ip);
+                if (!ompi_safe) ulong_test(comm, what, MPI_UNSIGNED_LONG, o, n, ip);
             }
             if (arith) {
                 float__test(comm, what, MPI_FLOAT, o, n, ip);
@@ -526,7 +530,7 @@ static void test_allgather(MPI_Comm comm, const char *what)
 static void run_all(MPI_Comm comm, const char *what, int full)
 {
     test_predefined(comm, what);
-    test_uint8_wrap(comm, what);
+    if (!ompi_safe) test_uint8_wrap(comm, what);
     test_bit_identical(comm, what);
     test_pair_types(comm, what);
     test_noncommutative(comm, what);
@@ -539,7 +543,10 @@ static void run_all(MPI_Comm comm, const char *what, int full)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    quick = argc > 1 && 0 == strcmp(argv[1], "quick");
+    for (int i = 1; i < argc; i++) {
+        quick |= 0 == strcmp(argv[i], "quick");
+        ompi_safe |= 0 == strcmp(argv[i], "ompi-safe");
+    }
     run_all(MPI_COMM_WORLD, "world", !quick);
     MPI_Comm rev = mt_reversed_comm(MPI_COMM_WORLD);
     run_all(rev, "reversed", 0);

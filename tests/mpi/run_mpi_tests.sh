@@ -56,6 +56,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     f_np=$(trim "$f_np"); f_prog=$(trim "$f_prog"); f_mca=$(trim "$f_mca"); f_expect=$(trim "$f_expect")
     mca_args=(--mca coll_braid_verbose 20)
     if [ "$f_mca" != "-" ]; then
+        f_mca=${f_mca//@SRCDIR@/$srcdir}
         for kv in $f_mca; do mca_args+=(--mca "${kv%%=*}" "${kv#*=}"); done
     fi
     env_prefix=()
@@ -76,10 +77,22 @@ while IFS= read -r line || [ -n "$line" ]; do
         ms=$(( ($(date +%s%N) - start) / 1000000 ))
         secs=$((ms / 1000)).$(( (ms % 1000) / 100 ))
         why=""
+        expect_fail=0
+        patterns=$f_expect
+        if [[ $patterns == FAIL* ]]; then expect_fail=1; patterns=$(trim "${patterns#FAIL}"); fi
         if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then why="timed out after ${timeout_s}s (hang)"
-        elif [ $rc -ne 0 ]; then why="exit status $rc"
-        elif [ "$np" -ge 2 ] && [ "$f_expect" != "-" ] && ! tr '\n' ' ' <"$log" | grep -Eq "$f_expect"; then
-            why="verbose output lacks /$f_expect/ (braid did not run the expected algorithm)"
+        elif [ $expect_fail -eq 0 ] && [ $rc -ne 0 ]; then why="exit status $rc"
+        elif [ $expect_fail -eq 1 ] && [ $rc -eq 0 ]; then why="expected the job to fail, it exited 0"
+        elif [ "$np" -ge 2 ] || [ $expect_fail -eq 1 ]; then
+            IFS=';' read -ra pats <<<"$patterns"
+            for pat in "${pats[@]}"; do
+                pat=$(trim "$pat")
+                [ -z "$pat" ] || [ "$pat" = "-" ] && continue
+                if ! grep -Eq -- "$pat" "$log"; then
+                    why="output lacks /$pat/"
+                    break
+                fi
+            done
         fi
         if [ -z "$why" ]; then
             passed=$((passed + 1))
