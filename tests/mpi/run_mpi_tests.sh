@@ -14,6 +14,10 @@ list=${MPI_TEST_LIST:-$srcdir/tests/mpi/mpi_tests.list}
 timeout_s=${MPI_TEST_TIMEOUT:-240}
 filter=${MPI_TEST_FILTER:-}
 
+if [ ! -r "$list" ]; then
+    echo "run_mpi_tests: test list $list not found" >&2
+    exit 99
+fi
 so=$builddir/.libs/mca_coll_braid.so
 if [ ! -f "$so" ]; then
     echo "run_mpi_tests: $so not built" >&2
@@ -109,4 +113,8 @@ done <"$list"
 echo "# logs in $logdir"
 for f in "${failed_names[@]}"; do echo "# FAILED: $f"; done
 echo "mpi tests: $passed passed, $failed failed"
+if [ $((passed + failed)) -eq 0 ]; then
+    echo "run_mpi_tests: no test ran" >&2
+    exit 99
+fi
 [ "$failed" -eq 0 ]
