@@ -53,10 +53,10 @@ static void check_numeric_params(void)
                  "0 (selection table) or a positive number of bytes",
                  c->chunk_size < 0 ? c->chunk_size : c->dbtree_chunk_size,
                  c->chunk_size < 0 ? "" : "dbtree_");
-    else if (c->bcube_base != 0 && (c->bcube_base < 2 || c->bcube_base > 64))
+    else if (c->bcube_base != 0 && c->bcube_base != -1 && (c->bcube_base < 2 || c->bcube_base > 64))
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_bcube_base; valid values: "
-                 "0 (auto) or 2..64", c->bcube_base);
+                 "0 (selection table), -1 (auto) or 2..64", c->bcube_base);
     else
         return;
     c->params_valid = false;
@@ -134,7 +134,7 @@ static int braid_register(void)
         &c->dbtree_chunk_size);
     c->bcube_base = 0;
     (void)mca_base_component_var_register(v, "bcube_base",
-        "Group size B of the bcube allreduce, 2..64 (0 = auto: from the selection table / P's factors)",
+        "Group size B of the bcube allreduce: 2..64, -1 = auto (two groups from the factors of P), 0 = the selection table's choice",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &c->bcube_base);
     check_numeric_params();
     return OMPI_SUCCESS;
@@ -148,7 +148,7 @@ void mca_coll_braid_apply_param_overrides(braid_coll_t coll, braid_choice_t *cho
                   (coll == BRAID_COLL_REDUCE && choice->alg == BRAID_REDUCE_DBTREE);
     if (dbtree && c->dbtree_chunk_size > 0) choice->params.chunk_bytes = (size_t)c->dbtree_chunk_size;
     else if (!dbtree && c->chunk_size > 0) choice->params.chunk_bytes = (size_t)c->chunk_size;
-    if (c->bcube_base > 0) choice->params.bcube_base = c->bcube_base;
+    if (0 != c->bcube_base) choice->params.bcube_base = c->bcube_base;   /* -1 = BRAID_BCUBE_AUTO */
 }
 
 static void print_table(const braid_table_t *t)
