@@ -97,6 +97,7 @@ static const braid_algo_fn_t allreduce_fns[BRAID_ALLREDUCE_NALGS] = {
     [BRAID_ALLREDUCE_HALVING_DOUBLING] = braid_allreduce_halving_doubling,
     [BRAID_ALLREDUCE_BCUBE] = braid_allreduce_bcube,
     [BRAID_ALLREDUCE_DBTREE] = braid_allreduce_dbtree,
+    [BRAID_ALLREDUCE_RECURSIVE_DOUBLING] = braid_allreduce_recursive_doubling,
 };
 
 int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

@@ -177,6 +177,7 @@ int braid_allreduce_ring_chunked(braid_comm_t *c, const braid_coll_args_t *a);
 int braid_allreduce_halving_doubling(braid_comm_t *c, const braid_coll_args_t *a);
 int braid_allreduce_bcube(braid_comm_t *c, const braid_coll_args_t *a);
 int braid_allreduce_dbtree(braid_comm_t *c, const braid_coll_args_t *a);
+int braid_allreduce_recursive_doubling(braid_comm_t *c, const braid_coll_args_t *a);
 
 /* reduce: root's rbuf receives count elements */
 int braid_reduce_dbtree(braid_comm_t *c, const braid_coll_args_t *a);

@@ -17,11 +17,12 @@
 
 #define MAX_P 64
 
-typedef enum { ALG_RING, ALG_RING_CHUNKED, ALG_HD } alg_t;
+typedef enum { ALG_RING, ALG_RING_CHUNKED, ALG_HD, ALG_RD } alg_t;
 
 static const braid_algo_fn_t alg_fn[] = { braid_allreduce_ring, braid_allreduce_ring_chunked,
-                                          braid_allreduce_halving_doubling };
-static const char *alg_name[] = { "ring", "ring_chunked", "halving_doubling" };
+                                          braid_allreduce_halving_doubling,
+                                          braid_allreduce_recursive_doubling };
+static const char *alg_name[] = { "ring", "ring_chunked", "halving_doubling", "recursive_doubling" };
 
 typedef struct run {
     alg_t alg;
@@ -150,6 +151,22 @@ static traffic_t expect_hd(int P, int r, size_t count, size_t es, size_t ce)
 
 typedef traffic_t (*expect_fn)(int P, int r, size_t count, size_t es, size_t ce);
 
+/* recursive doubling: lg P' whole-vector exchanges; in the fold the even
+ * rank sends once, the odd rank also hands the result back */
+static traffic_t expect_rd(int P, int r, size_t count, size_t es, size_t ce)
+{
+    (void)ce;
+    traffic_t t = { 0, 0 };
+    uint64_t S = (uint64_t)count * es;
+    if (P < 2 || 0 == S) return t;
+    int pof2 = 1 << braid_floor_log2(P), rem = P - pof2, lgp = braid_floor_log2(P);
+    if (r < 2 * rem && r % 2 == 0) t.msgs = 1;
+    else if (r < 2 * rem) t.msgs = (uint64_t)lgp + 1;
+    else t.msgs = (uint64_t)lgp;
+    t.bytes = t.msgs * S;
+    return t;
+}
+
 /* ---------------- one run ---------------- */
 
 /* outcome a correct algorithm must have for this op */
@@ -212,7 +229,7 @@ static void check_run(alg_t alg, int P, unit_op_kind_t kind, bool exact, size_t 
         ck_assert_msg(bad == 0, "%s: %zu wrong results", what, bad);
         free(ref);
 
-        expect_fn ex = alg == ALG_HD ? expect_hd
+        expect_fn ex = alg == ALG_HD ? expect_hd : alg == ALG_RD ? expect_rd
                      : alg == ALG_RING_CHUNKED || !exact ? expect_ring_chunked : expect_ring;
         size_t ce = chunk_elems(chunk_bytes, es);
         int wrong = 0, first = -1;
@@ -235,7 +252,8 @@ static void check_run(alg_t alg, int P, unit_op_kind_t kind, bool exact, size_t 
          * the M0 groups (otherwise a tiny count is sent at every level) */
         uint64_t S = bytes, over = 0;
         size_t M0 = (size_t)1 << braid_floor_log2(P);
-        bool bounded = alg == ALG_HD ? count % M0 == 0 : (alg == ALG_RING_CHUNKED || !exact);
+        bool bounded = alg == ALG_RD ? false
+                     : alg == ALG_HD ? count % M0 == 0 : (alg == ALG_RING_CHUNKED || !exact);
         for (int r = 0; r < P && bounded; r++) over += res.stats[r].bytes_sent > 2 * S;
         ck_assert_msg(over == 0, "%s: %llu ranks sent more than 2S", what, (unsigned long long)over);
     }
@@ -287,6 +305,8 @@ END_TEST
 START_TEST(test_ring_chunked) { sweep(ALG_RING_CHUNKED, _i); }
 END_TEST
 START_TEST(test_halving_doubling) { sweep(ALG_HD, _i); }
+END_TEST
+START_TEST(test_recursive_doubling) { sweep(ALG_RD, _i); }
 END_TEST
 
 /* P = 2 moves exactly S/2 each way per phase (even count) */
@@ -350,6 +370,7 @@ int main(void)
     tcase_add_loop_test(tc, test_ring, 1, MAX_P + 1);
     tcase_add_loop_test(tc, test_ring_chunked, 1, MAX_P + 1);
     tcase_add_loop_test(tc, test_halving_doubling, 1, MAX_P + 1);
+    tcase_add_loop_test(tc, test_recursive_doubling, 1, MAX_P + 1);
     tcase_add_test(tc, test_p2_half_each_way);
     tcase_add_test(tc, test_pow2_formulas);
     tcase_add_test(tc, test_nomem);
