@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+#
+# tune.sh - measure every braid algorithm on this machine at one
+# communicator size and write a selection rules file that braid accepts
+# (coll_braid_rules_file).
+#
+#   contrib/tune.sh -n 4 -o braid-np4.rules          # measure and write
+#   mpirun -np 4 --mca coll_braid_rules_file $PWD/braid-np4.rules ./app
+#
+# It runs contrib/compare.sh (every forced algorithm, interleaved
+# repetitions, medians) for each collective, picks the fastest algorithm at
+# every measured size, merges neighbouring sizes with the same winner into
+# one range, and writes one rule per range for this P. A range runs from a
+# measured size up to just below the next winner's first size; the first
+# starts at 0, the last ends at inf. Message size is what the rules format
+# defines per collective (selection/RULES.md): count x type size per rank;
+# for allgather the per-rank send size (the benchmark's S / P); for
+# reduce_scatter the whole input per rank (the benchmark's S). braid's own
+# parser checks the file before the script reports success.
+#
+set -u
+set -o pipefail
+
+usage() {
+    cat <<EOF
+usage: $0 [options]
+  -n NP      communicator size to tune for (default 2)
+  -c COLLS   collectives, comma-separated
+             (default allreduce,bcast,reduce,reduce_scatter,allgather,barrier)
+  -b MIN     smallest size (default 8)   -e MAX largest size (default 32M)
+  -r REPS    repetitions per variant (default 3)
+  -t SECS    time budget per size and run (default 0.05)
+  -o FILE    rules file to write (default braid-np<NP>.rules)
+  -d DIR     keep the measurements in DIR (default a temporary directory)
+  -p DIR     directory holding mca_coll_braid.so (passed to compare.sh)
+EOF
+}
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+np=2; colls=allreduce,bcast,reduce,reduce_scatter,allgather,barrier
+min=8; max=32M; reps=3; budget=0.05; out=""; dir=""; compdir=""
+while getopts "n:c:b:e:r:t:o:d:p:h" opt; do
+    case $opt in
+    n) np=$OPTARG ;; c) colls=$OPTARG ;; b) min=$OPTARG ;; e) max=$OPTARG ;;
+    r) reps=$OPTARG ;; t) budget=$OPTARG ;; o) out=$OPTARG ;; d) dir=$OPTARG ;;
+    p) compdir=$OPTARG ;; h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
+    esac
+done
+[ -n "$out" ] || out=braid-np$np.rules
+if [ -z "$dir" ]; then
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/braid-tune.XXXXXX")
+    trap 'rm -rf "$dir"' EXIT
+fi
+command -v python3 >/dev/null || "$here/install_deps.sh" python3
+
+args=(-n "$np" -c "$colls" -b "$min" -e "$max" -r "$reps" -t "$budget" -a all -o "$dir" -P -R)
+[ -n "$compdir" ] && args+=(-p "$compdir")
+"$here/compare.sh" "${args[@]}" || { echo "tune.sh: measurement failed" >&2; exit 1; }
+
+python3 - "$dir/results.csv" "$np" "$out" <<'PY' || exit 1
+import csv, sys, time
+path, np_, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+best = {}   # coll -> {size: (p50, alg)}
+for row in csv.DictReader(open(path)):
+    v = row["variant"]
+    if not v.startswith("braid:") or not row["p50_us"]:
+        continue
+    coll, size, t = row["coll"], int(row["size_bytes"]), float(row["p50_us"])
+    alg = v.split(":", 1)[1]
+    cur = best.setdefault(coll, {}).get(size)
+    if cur is None or t < cur[0]:
+        best[coll][size] = (t, alg)
+
+def fmt(n):
+    for suffix, f in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n and n % f == 0:
+            return "%d%s" % (n // f, suffix)
+    return str(n)
+
+lines = ["# braid selection rules for P=%d, measured by contrib/tune.sh on %s"
+         % (np_, time.strftime("%Y-%m-%d")),
+         "# collective      comm_size  msg_size          algorithm"]
+for coll in ("barrier", "bcast", "allreduce", "reduce", "reduce_scatter", "allgather"):
+    if coll not in best:
+        continue
+    pts = sorted(best[coll].items())
+    if coll == "barrier":
+        lines.append("%-17s %-10d %-17s %s" % (coll, np_, "*", pts[0][1][1]))
+        continue
+    conv = (lambda s: s // np_) if coll == "allgather" else (lambda s: s)
+    runs = []   # [first size, algorithm]
+    for size, (t, alg) in pts:
+        if not runs or runs[-1][1] != alg:
+            runs.append([conv(size), alg])
+    runs[0][0] = 0
+    for i, (start, alg) in enumerate(runs):
+        end = "inf" if i + 1 == len(runs) else "%s-1" % fmt(runs[i + 1][0])
+        lines.append("%-17s %-10d %-17s %s" % (coll, np_, "%s-%s" % (fmt(start), end), alg))
+open(out, "w").write("\n".join(lines) + "\n")
+print("tune.sh: wrote %s (%d rules)" % (out, len(lines) - 2))
+PY
+
+# braid's own parser must accept it
+# shellcheck source=contrib/braid_env.sh
+source "$here/braid_env.sh"
+braid_env_setup "$compdir" >/dev/null 2>&1 || true
+check=$(mpirun --allow-run-as-root -np 1 --mca coll_braid_rules_file "$(realpath "$out")" \
+        --mca coll_braid_verbose 10 true 2>&1 || true)
+if grep -q "ignoring rules file" <<<"$check"; then
+    echo "tune.sh: braid rejected $out:" >&2
+    grep "ignoring rules file" <<<"$check" >&2
+    exit 1
+fi
+cat "$out"
