@@ -61,16 +61,6 @@ OBJ_CLASS_INSTANCE(mca_coll_braid_module_t, mca_coll_base_module_t,
 
 static void idle_progress(void) { opal_progress(); }
 
-static void ucx_log(int level, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    opal_output_verbose(level, mca_coll_braid_component.output, "braid: ucx: %s", buf);
-}
-
 /* Start UCX and exchange worker addresses over the previous module's
  * allreduce/allgather. Every rank learns whether every rank succeeded, so
  * the outcome is the same everywhere. */
@@ -82,7 +72,7 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
         .idle_progress = idle_progress,
         .yield_when_idle = opal_progress_yield_when_idle,
         .thread_multiple = ompi_mpi_thread_multiple,
-        .log = ucx_log,
+        .log = mca_coll_braid_log,
     };
     int ok = (BRAID_OK == braid_ucx_init(&cfg)) ? 1 : 0, all_ok = 0;
     long len = 0, max_len = 0;

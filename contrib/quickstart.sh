@@ -12,13 +12,8 @@ build=${BUILD_DIR:-$top/build}
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 
-"$top/contrib/install_deps.sh"
-cd "$top"
-[ -x configure ] || ./autogen.sh >/dev/null
-mkdir -p "$build"
+"$top/contrib/build.sh" "$build"
 cd "$build"
-[ -f Makefile ] || "$top/configure" -q ${CONFIGURE_ARGS:-}
-make -j"${JOBS:-2}" >/dev/null
 $SUDO make install >/dev/null
 echo "== installed: $(ompi_info | grep 'MCA coll: braid' | sed 's/^ *//')"
 exec "$top/contrib/run_app_compare.sh" -n "$np"

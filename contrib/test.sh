@@ -8,16 +8,10 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
-jobs=${JOBS:-2}
 
 # clang + libFuzzer runtime for the rules-parser fuzz step
-"$top/contrib/install_deps.sh" clang libclang-rt-14-dev
-cd "$top"
-[ -x configure ] || ./autogen.sh >/dev/null
-mkdir -p "$build"
+BRAID_EXTRA_DEPS="clang libclang-rt-14-dev ${BRAID_EXTRA_DEPS:-}" "$top/contrib/build.sh" "$build"
 cd "$build"
-[ -f Makefile ] || "$top/configure" -q ${CONFIGURE_ARGS:-}
-make -j"$jobs" >/dev/null
 status=0
 make -j1 check || status=$?
 # one summary line over every test program (Check and the MPI runner)
