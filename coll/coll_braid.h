@@ -50,6 +50,17 @@ typedef struct mca_coll_braid_component_t {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_braid_component_t mca_coll_braid_component;
 
+/* A reduction bound to braid's callback (coll_braid_op.c). */
+typedef struct mca_coll_braid_op_t {
+    braid_op_t bop;               /* what the algorithms call; arg = this */
+    bool exact;                   /* same bits in any evaluation order */
+    MPI_Datatype dtype;
+    MPI_Op op;
+    size_t extent;
+    void (*kernel)(const void *in, void *inout, size_t count);  /* NULL: PMPI */
+    size_t kernel_elems;          /* kernel elements per datatype element */
+} mca_coll_braid_op_t;
+
 /* The previous module's function for every collective braid installs. */
 typedef struct mca_coll_braid_prev_t {
     mca_coll_base_module_barrier_fn_t barrier;
@@ -75,7 +86,13 @@ typedef struct mca_coll_braid_module_t {
     braid_comm_t bcomm;          /* the algorithms' view, bound to tcomm */
     braid_scratch_t scratch;     /* reused across calls */
     size_t *rcounts;             /* size entries: MPI_Reduce_scatter's counts */
+    /* per-call caches: the last choice per collective, and the last
+     * reduction binding when it is a predefined (type, op) pair, whose
+     * handles are never freed and reused */
+    struct { bool valid; size_t bytes; braid_choice_t choice; } choice_cache[BRAID_COLL_N];
+    bool op_cache_valid;
     mca_coll_braid_prev_t prev;
+    mca_coll_braid_op_t op_cache;
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
@@ -105,18 +122,11 @@ int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_
                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 
-/* A reduction bound to braid's callback (coll_braid_op.c). */
-typedef struct mca_coll_braid_op_t {
-    braid_op_t bop;               /* what the algorithms call; arg = this */
-    bool exact;                   /* same bits in any evaluation order */
-    MPI_Datatype dtype;
-    MPI_Op op;
-    size_t extent;
-    void (*kernel)(const void *in, void *inout, size_t count);  /* NULL: PMPI */
-    size_t kernel_elems;          /* kernel elements per datatype element */
-} mca_coll_braid_op_t;
-
 void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op op);
+/* the binding for (dtype, op), from m's cache when it can be */
+const mca_coll_braid_op_t *mca_coll_braid_op_get(struct mca_coll_braid_module_t *m,
+                                                 MPI_Datatype dtype, MPI_Op op,
+                                                 mca_coll_braid_op_t *storage);
 
 /* datatypes (coll_braid_datatype.c) */
 int mca_coll_braid_pack(const void *userbuf, size_t count, struct ompi_datatype_t *dt,

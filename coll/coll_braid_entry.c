@@ -23,9 +23,14 @@ size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype)
 braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes)
 {
     mca_coll_braid_component_t *c = cmp();
+    if (m->choice_cache[coll].valid && m->choice_cache[coll].bytes == bytes)
+        return m->choice_cache[coll].choice;
     braid_choice_t ch = braid_select(coll, m->bcomm.size, bytes, c->forced_algorithm[coll],
                                      c->rules);
     mca_coll_braid_apply_param_overrides(coll, &ch);
+    m->choice_cache[coll].valid = true;
+    m->choice_cache[coll].bytes = bytes;
+    m->choice_cache[coll].choice = ch;
     return ch;
 }
 

@@ -26,6 +26,8 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     memset(&m->scratch, 0, sizeof(m->scratch));
     memset(&m->prev, 0, sizeof(m->prev));
     m->rcounts = NULL;
+    memset(m->choice_cache, 0, sizeof(m->choice_cache));
+    m->op_cache_valid = false;
 }
 
 #define RELEASE_PREV(m, name)                                         \

@@ -134,3 +134,16 @@ void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op o
                 op == MPI_LOR || op == MPI_LXOR || op == MPI_REPLACE || op == MPI_NO_OP ||
                 ((op == MPI_SUM || op == MPI_PROD) && is_integer_like(dtype)));
 }
+
+const mca_coll_braid_op_t *mca_coll_braid_op_get(mca_coll_braid_module_t *m, MPI_Datatype dtype,
+                                                 MPI_Op op, mca_coll_braid_op_t *storage)
+{
+    if (m->op_cache_valid && m->op_cache.dtype == dtype && m->op_cache.op == op)
+        return &m->op_cache;
+    mca_coll_braid_op_bind(storage, dtype, op);
+    if (NULL == storage->kernel) return storage;       /* user op or type: no cache */
+    m->op_cache = *storage;
+    m->op_cache.bop.arg = &m->op_cache;
+    m->op_cache_valid = true;
+    return &m->op_cache;
+}

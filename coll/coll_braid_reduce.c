@@ -75,7 +75,7 @@ static int stage_out(MPI_Datatype dtype, size_t count, void *userbuf, const void
     return OMPI_SUCCESS == rc ? MPI_SUCCESS : MPI_ERR_INTERN;
 }
 
-static void bind_args(mca_coll_braid_module_t *m, braid_coll_args_t *a, mca_coll_braid_op_t *bop,
+static void bind_args(mca_coll_braid_module_t *m, braid_coll_args_t *a, const mca_coll_braid_op_t *bop,
                       const braid_choice_t *choice, size_t count, size_t esize)
 {
     memset(a, 0, sizeof(*a));
@@ -85,6 +85,21 @@ static void bind_args(mca_coll_braid_module_t *m, braid_coll_args_t *a, mca_coll
     a->exact = bop->exact;
     a->scratch = &m->scratch;
     a->params = choice->params;
+}
+
+/* Point the algorithm at the user's buffers (direct layout; the result goes
+ * to direct_rbuf) or at a staged copy of the input (staged layout). */
+static int place_buffers(mca_coll_braid_module_t *m, const layout_t *l, braid_coll_args_t *a,
+                         const void *sbuf, void *rbuf, void *direct_rbuf, size_t n)
+{
+    const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
+    if (LAYOUT_DIRECT == l->kind) {
+        a->sbuf = in;
+        a->rbuf = direct_rbuf;
+        return MPI_SUCCESS;
+    }
+    a->rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, l, in ? in : rbuf, n);
+    return NULL == a->rbuf ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
@@ -107,26 +122,19 @@ int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     size_t n = count > 0 ? (size_t)count : 0;
     size_t bytes = n * mca_coll_braid_type_size(dtype);
-    layout_t l = classify(dtype, n);
-    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_ALLREDUCE, bytes);
-    mca_coll_braid_op_t bop;
-    mca_coll_braid_op_bind(&bop, dtype, op);
     if (0 == bytes) return MPI_SUCCESS;
+    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_ALLREDUCE, bytes);
+    layout_t l = classify(dtype, n);
     if (LAYOUT_UNSUPPORTED == l.kind || NULL == allreduce_fns[choice.alg])
         return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
 
+    mca_coll_braid_op_t storage;
     braid_coll_args_t a;
-    bind_args(m, &a, &bop, &choice, n, l.extent);
-    const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
-    if (LAYOUT_DIRECT == l.kind) {
-        a.sbuf = in;
-        a.rbuf = rbuf;
-    } else {
-        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, n);
-        if (NULL == a.rbuf) return MPI_ERR_NO_MEM;
-    }
-    int rc = mca_coll_braid_run(m, BRAID_COLL_ALLREDUCE, choice.alg, allreduce_fns[choice.alg],
-                                &a, bytes);
+    bind_args(m, &a, mca_coll_braid_op_get(m, dtype, op, &storage), &choice, n, l.extent);
+    int rc = place_buffers(m, &l, &a, sbuf, rbuf, rbuf, n);
+    if (MPI_SUCCESS != rc) return rc;
+    rc = mca_coll_braid_run(m, BRAID_COLL_ALLREDUCE, choice.alg, allreduce_fns[choice.alg], &a,
+                            bytes);
     if (BRAID_ERR_UNSUPPORTED == rc)   /* e.g. non-commutative op: same on every rank */
         return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
     if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind)
@@ -150,27 +158,20 @@ int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     size_t n = count > 0 ? (size_t)count : 0;
     size_t bytes = n * mca_coll_braid_type_size(dtype);
-    layout_t l = classify(dtype, n);
-    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_REDUCE, bytes);
-    mca_coll_braid_op_t bop;
-    mca_coll_braid_op_bind(&bop, dtype, op);
     if (0 == bytes) return MPI_SUCCESS;
+    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_REDUCE, bytes);
+    layout_t l = classify(dtype, n);
     if (LAYOUT_UNSUPPORTED == l.kind || NULL == reduce_fns[choice.alg])
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
 
     bool is_root = m->bcomm.rank == root;
+    mca_coll_braid_op_t storage;
     braid_coll_args_t a;
-    bind_args(m, &a, &bop, &choice, n, l.extent);
+    bind_args(m, &a, mca_coll_braid_op_get(m, dtype, op, &storage), &choice, n, l.extent);
     a.root = root;
-    const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
-    if (LAYOUT_DIRECT == l.kind) {
-        a.sbuf = in;
-        a.rbuf = is_root ? rbuf : NULL;
-    } else {
-        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, n);
-        if (NULL == a.rbuf) return MPI_ERR_NO_MEM;
-    }
-    int rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE, choice.alg, reduce_fns[choice.alg], &a, bytes);
+    int rc = place_buffers(m, &l, &a, sbuf, rbuf, is_root ? rbuf : NULL, n);
+    if (MPI_SUCCESS != rc) return rc;
+    rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE, choice.alg, reduce_fns[choice.alg], &a, bytes);
     if (BRAID_ERR_UNSUPPORTED == rc)
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
     if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind && is_root)
@@ -195,24 +196,16 @@ static int reduce_scatter_common(mca_coll_braid_module_t *m, const void *sbuf, v
                                  MPI_Datatype dtype, MPI_Op op)
 {
     size_t bytes = total * mca_coll_braid_type_size(dtype);
-    layout_t l = classify(dtype, total);
-    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_REDUCE_SCATTER, bytes);
     if (0 == bytes) return BRAID_OK;
+    braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_REDUCE_SCATTER, bytes);
+    layout_t l = classify(dtype, total);
     if (LAYOUT_UNSUPPORTED == l.kind || NULL == reduce_scatter_fns[choice.alg])
         return BRAID_ERR_UNSUPPORTED;
-    mca_coll_braid_op_t bop;
-    mca_coll_braid_op_bind(&bop, dtype, op);
+    mca_coll_braid_op_t storage;
     braid_coll_args_t a;
-    bind_args(m, &a, &bop, &choice, count, l.extent);
+    bind_args(m, &a, mca_coll_braid_op_get(m, dtype, op, &storage), &choice, count, l.extent);
     a.rcounts = rcounts;
-    const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
-    if (LAYOUT_DIRECT == l.kind) {
-        a.sbuf = in;
-        a.rbuf = rbuf;
-    } else {
-        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, total);
-        if (NULL == a.rbuf) return BRAID_ERR_NOMEM;
-    }
+    if (MPI_SUCCESS != place_buffers(m, &l, &a, sbuf, rbuf, rbuf, total)) return BRAID_ERR_NOMEM;
     int rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE_SCATTER, choice.alg,
                                 reduce_scatter_fns[choice.alg], &a, bytes);
     size_t mine = rcounts ? rcounts[m->bcomm.rank] : count;
