@@ -22,6 +22,8 @@
  *             halving_doubling  2 lg(p) alpha + 2(p-1)/p S beta + (p-1)/p S gamma,
  *                               plus 2 alpha + 2 S beta + S gamma when P != p
  *                               (the extra ranks fold in and out, Thakur 2005)
+ *             recursive_doubling lg(p)(alpha + S(beta+gamma)), plus
+ *                               2(alpha + S beta) + S gamma when P != p
  *             bcube (base 4)    P = g_1 g_2 ... g_m (factors <= 4 where possible):
  *                               sum_i 2(alpha + (g_i - 2) o)
  *                               + 2(P-1)/P S beta + (P-1)/P S gamma
@@ -97,6 +99,11 @@ static double allreduce_time(int alg, double P, int p, double S)
     case BRAID_ALLREDUCE_BCUBE:
         return bcube_latency((int)P, BCUBE_BASE) + 2 * (P - 1) / P * S * BETA
              + (P - 1) / P * S * GAMMA;
+    case BRAID_ALLREDUCE_RECURSIVE_DOUBLING: {
+        double t = braid_floor_log2(p) * (ALPHA + S * (BETA + GAMMA));
+        if (p != (int)P) t += 2 * (ALPHA + S * BETA) + S * GAMMA;
+        return t;
+    }
     default:
         return -1;
     }

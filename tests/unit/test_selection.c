@@ -113,7 +113,7 @@ typedef struct { const char *text, *msg; } err_case_t;
 static const err_case_t err_cases[] = {
     { "allreduce 2 * ring\n\n# x\n\n\n\nallreduce 3 * rng\n",
       "rules.txt:7: unknown algorithm 'rng' for allreduce; valid: auto | ring | ring_chunked | "
-      "halving_doubling | bcube | dbtree" },
+      "halving_doubling | bcube | dbtree | recursive_doubling" },
     { "\n\nbcast 2 12Q binomial\n",
       "rules.txt:3: bad size '12Q' (expected a number with optional K/M/G suffix, 'inf' or '*')" },
     { "bcast 2 1K-12Q binomial",
@@ -430,9 +430,9 @@ START_TEST(test_precedence)
     ck_assert_msg(0 == parse("allreduce * 0-1M-1 ring_chunked chunk=64K\n"
                              "allreduce * 1M-16G-1 bcube base=3\n"
                              "allreduce * 16G-inf auto chunk=2M base=8\n", &t, err), "%s", err);
-    /* the built-in table picks halving_doubling at P = 2, 1K */
+    /* the built-in table picks recursive_doubling at P = 2, 1K */
     ck_assert_int_eq(braid_select(BRAID_COLL_ALLREDUCE, 2, 1024, 0, NULL).alg,
-                     BRAID_ALLREDUCE_HALVING_DOUBLING);
+                     BRAID_ALLREDUCE_RECURSIVE_DOUBLING);
     /* the file beats the built-in table, with its options */
     braid_choice_t c = braid_select(BRAID_COLL_ALLREDUCE, 2, 1024, 0, &t);
     ck_assert_int_eq(c.alg, BRAID_ALLREDUCE_RING_CHUNKED);
