@@ -19,7 +19,8 @@
  * MPI_UNSIGNED_LONG (compared as signed); braid's kernels must get them
  * right. Run with --mca coll ^braid to see Open MPI's failures.
  *
- * usage: mpi_reductions [quick] [ompi-safe]
+ * usage: mpi_reductions [quick] [ompi-safe] | huge
+ *   huge:      only an allreduce of more than 2^31 bytes (2 GiB per rank)
  *   quick:     fewer counts, for sweeps
  *   ompi-safe: skip the checks Open MPI 4.1.4 itself fails (uint8, uint16
  *              and unsigned long types, 8-bit wrap-around), for runs where
@@ -527,6 +528,30 @@ static void test_allgather(MPI_Comm comm, const char *what)
     MPI_Type_free(&vec);
 }
 
+/* more than 2^31 bytes in one call: 2^28 + 5 doubles (2 GiB + 40 B) in
+ * place; every value is a small integer, so the sum is exact */
+static void test_huge(MPI_Comm comm)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t n = ((size_t)1 << 28) + 5;
+    double *x = malloc(n * sizeof(double));
+    if (NULL == x) {
+        mt_check(0, "huge: cannot allocate %zu bytes", n * sizeof(double));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) x[i] = (double)((i % 1000) + (size_t)rank);
+    MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_DOUBLE, MPI_SUM, comm);
+    size_t bad = 0, first = 0;
+    double rsum = (double)P * (P - 1) / 2;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != (double)P * (double)(i % 1000) + rsum && 0 == bad++) first = i;
+    mt_check(0 == bad, "huge allreduce of %zu bytes: %zu wrong (first at %zu)", n * sizeof(double),
+             bad, first);
+    free(x);
+}
+
 static void run_all(MPI_Comm comm, const char *what, int full)
 {
     test_predefined(comm, what);
@@ -544,6 +569,10 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     for (int i = 1; i < argc; i++) {
+        if (0 == strcmp(argv[i], "huge")) {
+            test_huge(MPI_COMM_WORLD);
+            return mt_finish("mpi_reductions huge");
+        }
         quick |= 0 == strcmp(argv[i], "quick");
         ompi_safe |= 0 == strcmp(argv[i], "ompi-safe");
     }
