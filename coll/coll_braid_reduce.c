@@ -60,19 +60,37 @@ static size_t span_bytes(const layout_t *l, size_t count)
 /* Copy count elements of user input into scratch slot `slot`, in the user's
  * layout. Returns the scratch base, or NULL when out of memory. */
 static void *stage_in(mca_coll_braid_module_t *m, int slot, const layout_t *l, const void *in,
-                      size_t count)
+                      size_t count, bool in_dev)
 {
     char *base = braid_scratch_get(&m->scratch, slot, count * l->extent + 64);
     if (NULL == base) return NULL;
-    if (NULL != in && count > 0)
-        memcpy(base + l->true_lb, (const char *)in + l->true_lb, span_bytes(l, count));
+    if (NULL != in && count > 0 &&
+        BRAID_OK != mca_coll_braid_copy(base + l->true_lb, (const char *)in + l->true_lb,
+                                        span_bytes(l, count), in_dev))
+        return NULL;
     return base;
 }
 
-static int stage_out(MPI_Datatype dtype, size_t count, void *userbuf, const void *base)
+/* Device buffers: read the span into host scratch, write the datatype's
+ * bytes there, and copy the span back (holes keep their values). */
+static int stage_out(mca_coll_braid_module_t *m, MPI_Datatype dtype, size_t count, void *userbuf,
+                     const void *base, bool out_dev)
 {
-    int rc = ompi_datatype_copy_content_same_ddt(dtype, count, (char *)userbuf, (char *)base);
-    return OMPI_SUCCESS == rc ? MPI_SUCCESS : MPI_ERR_INTERN;
+    char *dst = userbuf;
+    layout_t l = classify(dtype, count);
+    size_t span = span_bytes(&l, count);
+    if (out_dev) {
+        dst = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT, count * l.extent + 64);
+        if (NULL == dst) return MPI_ERR_NO_MEM;
+        if (BRAID_OK != mca_coll_braid_copy(dst + l.true_lb, (char *)userbuf + l.true_lb, span, true))
+            return MPI_ERR_OTHER;
+    }
+    int rc = ompi_datatype_copy_content_same_ddt(dtype, count, dst, (char *)base);
+    if (OMPI_SUCCESS != rc) return MPI_ERR_INTERN;
+    if (out_dev &&
+        BRAID_OK != mca_coll_braid_copy((char *)userbuf + l.true_lb, dst + l.true_lb, span, true))
+        return MPI_ERR_OTHER;
+    return MPI_SUCCESS;
 }
 
 static void bind_args(mca_coll_braid_module_t *m, braid_coll_args_t *a, mca_coll_braid_op_t *bop,
@@ -112,24 +130,29 @@ int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     mca_coll_braid_op_bind(&bop, dtype, op);
     if (0 == bytes) return MPI_SUCCESS;
     if (LAYOUT_UNSUPPORTED == l.kind || NULL == allreduce_fns[choice.alg])
-        return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
+        return mca_coll_braid_prev_allreduce(m, sbuf, rbuf, count, dtype, op);
 
     braid_coll_args_t a;
     bind_args(m, &a, &bop, &choice, n, l.extent);
     const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
-    if (LAYOUT_DIRECT == l.kind) {
-        a.sbuf = in;
-        a.rbuf = rbuf;
-    } else {
-        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, n);
-        if (NULL == a.rbuf) return MPI_ERR_NO_MEM;
+    /* device buffers (coll_braid_cuda.c): this rank's own business */
+    bool in_dev = mca_coll_braid_is_device(in ? in : rbuf), out_dev = mca_coll_braid_is_device(rbuf);
+    const void *src = in ? in : rbuf;
+    void *dst = rbuf;
+    if (LAYOUT_STAGED == l.kind) {
+        dst = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, src, n, in_dev);
+        if (NULL == dst) return MPI_ERR_NO_MEM;
+        src = dst;
     }
-    int rc = mca_coll_braid_run(m, BRAID_COLL_ALLREDUCE, choice.alg, allreduce_fns[choice.alg],
-                                &a, bytes);
+    int rc = mca_coll_braid_run_segments(m, BRAID_COLL_ALLREDUCE, choice.alg,
+                                         allreduce_fns[choice.alg], &a, bytes,
+                                         BRAID_DEVPIPE_ALLREDUCE, src,
+                                         LAYOUT_DIRECT == l.kind && in_dev, dst,
+                                         LAYOUT_DIRECT == l.kind && out_dev);
     if (BRAID_ERR_UNSUPPORTED == rc)   /* e.g. non-commutative op: same on every rank */
-        return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
+        return mca_coll_braid_prev_allreduce(m, sbuf, rbuf, count, dtype, op);
     if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind)
-        rc = stage_out(dtype, n, rbuf, a.rbuf);
+        rc = stage_out(m, dtype, n, rbuf, dst, out_dev);
     return rc;
 }
 
@@ -155,25 +178,30 @@ int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     mca_coll_braid_op_bind(&bop, dtype, op);
     if (0 == bytes) return MPI_SUCCESS;
     if (LAYOUT_UNSUPPORTED == l.kind || NULL == reduce_fns[choice.alg])
-        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
+        return mca_coll_braid_prev_reduce(m, sbuf, rbuf, count, dtype, op, root);
 
     bool is_root = m->bcomm.rank == root;
     braid_coll_args_t a;
     bind_args(m, &a, &bop, &choice, n, l.extent);
     a.root = root;
     const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
-    if (LAYOUT_DIRECT == l.kind) {
-        a.sbuf = in;
-        a.rbuf = is_root ? rbuf : NULL;
-    } else {
-        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, n);
-        if (NULL == a.rbuf) return MPI_ERR_NO_MEM;
+    const void *src = in ? in : rbuf;
+    void *dst = is_root ? rbuf : NULL;
+    bool in_dev = mca_coll_braid_is_device(src), out_dev = is_root && mca_coll_braid_is_device(dst);
+    if (LAYOUT_STAGED == l.kind) {
+        /* in place in scratch, on every rank (as the algorithms expect) */
+        dst = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, src, n, in_dev);
+        if (NULL == dst) return MPI_ERR_NO_MEM;
+        src = dst;
     }
-    int rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE, choice.alg, reduce_fns[choice.alg], &a, bytes);
+    int rc = mca_coll_braid_run_segments(m, BRAID_COLL_REDUCE, choice.alg, reduce_fns[choice.alg],
+                                         &a, bytes, BRAID_DEVPIPE_REDUCE, src,
+                                         LAYOUT_DIRECT == l.kind && in_dev, dst,
+                                         LAYOUT_DIRECT == l.kind && out_dev);
     if (BRAID_ERR_UNSUPPORTED == rc)
-        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
+        return mca_coll_braid_prev_reduce(m, sbuf, rbuf, count, dtype, op, root);
     if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind && is_root)
-        rc = stage_out(dtype, n, rbuf, a.rbuf);
+        rc = stage_out(m, dtype, n, rbuf, dst, out_dev);
     return rc;
 }
 
@@ -209,14 +237,14 @@ static int reduce_scatter_common(mca_coll_braid_module_t *m, const void *sbuf, v
         a.sbuf = in;
         a.rbuf = rbuf;
     } else {
-        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, total);
+        a.rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, &l, in ? in : rbuf, total, false);
         if (NULL == a.rbuf) return BRAID_ERR_NOMEM;
     }
     int rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE_SCATTER, choice.alg,
                                 reduce_scatter_fns[choice.alg], &a, bytes);
     size_t mine = rcounts ? rcounts[m->bcomm.rank] : count;
     if (BRAID_OK == rc && LAYOUT_STAGED == l.kind && mine > 0 &&
-        MPI_SUCCESS != stage_out(dtype, mine, rbuf, a.rbuf))
+        MPI_SUCCESS != stage_out(m, dtype, mine, rbuf, a.rbuf, false))
         rc = BRAID_ERR_ARG;
     return rc;
 }
