@@ -139,7 +139,8 @@ static int braid_register(void)
     c->cuda_enable = 1;
     (void)mca_base_component_var_register(v, "cuda",
         "Accept CUDA device buffers in MPI_Allreduce, MPI_Reduce and MPI_Bcast (1; needs a build "
-        "with CUDA and the driver at run time), or treat every buffer as host memory (0)",
+        "with CUDA and the driver at run time), or treat every buffer as host memory (0); "
+        "2 = as 1, and cut messages into segments even when no process has the CUDA driver (tests)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &c->cuda_enable);
     c->cuda_segment_size = 2 << 20;
     (void)mca_base_component_var_register(v, "cuda_segment_size",
@@ -151,6 +152,11 @@ static int braid_register(void)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_cuda_segment_size; valid "
                  "values: 0 (one segment) or a positive number of bytes", c->cuda_segment_size);
+        c->params_valid = false;
+    } else if (c->params_valid && (c->cuda_enable < 0 || c->cuda_enable > 2)) {
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_cuda; valid values: 0, 1, 2",
+                 c->cuda_enable);
         c->params_valid = false;
     }
     check_numeric_params();

@@ -26,6 +26,7 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     memset(&m->scratch, 0, sizeof(m->scratch));
     memset(&m->prev, 0, sizeof(m->prev));
     m->rcounts = NULL;
+    m->cuda = NULL;
 }
 
 #define RELEASE_PREV(m, name)                                         \
