@@ -21,6 +21,7 @@
 #include "braid_ucx.h"
 #include "braid_tag.h"
 #include "braid_select.h"
+#include "braid_devpipe.h"
 
 BEGIN_C_DECLS
 
@@ -40,6 +41,9 @@ typedef struct mca_coll_braid_component_t {
     int dbtree_chunk_size;     /* coll_braid_dbtree_chunk_size, 0 = table */
     int bcube_base;            /* coll_braid_bcube_base, 0 = table/auto */
     braid_table_t *rules;      /* the parsed rules file, NULL = built-in only */
+    int cuda_enable;           /* coll_braid_cuda: detect device buffers */
+    int cuda_segment_size;     /* coll_braid_cuda_segment_size: staging segment bytes */
+    bool cuda_job;             /* some process of the job can load the CUDA driver */
 
     /* state */
     int output;            /* opal_output stream */
@@ -91,6 +95,7 @@ typedef struct mca_coll_braid_module_t {
      * handles are never freed and reused */
     struct { bool valid; size_t bytes; braid_choice_t choice; } choice_cache[BRAID_COLL_N];
     bool op_cache_valid;
+    void *cuda;                  /* device-buffer state (coll_braid_cuda.c), lazily */
     mca_coll_braid_prev_t prev;
     mca_coll_braid_op_t op_cache;
 } mca_coll_braid_module_t;
@@ -145,6 +150,23 @@ void mca_coll_braid_trace(mca_coll_braid_module_t *m, braid_coll_t coll, const c
 /* run one algorithm as a new collective on m; returns a BRAID_* code */
 int mca_coll_braid_run(mca_coll_braid_module_t *m, braid_coll_t coll, int alg, braid_algo_fn_t fn,
                        const braid_coll_args_t *a, size_t bytes);
+
+/* device (CUDA) buffers (coll_braid_cuda.c); without CUDA every pointer is
+ * host memory and run_segments runs the algorithm once */
+bool mca_coll_braid_cuda_probe(void);          /* this process can load the driver */
+bool mca_coll_braid_is_device(const void *p);
+int mca_coll_braid_run_segments(mca_coll_braid_module_t *m, braid_coll_t coll, int alg,
+                                braid_algo_fn_t fn, const braid_coll_args_t *tmpl, size_t bytes,
+                                braid_devpipe_kind_t kind, const void *in, bool in_dev, void *out,
+                                bool out_dev);
+int mca_coll_braid_copy(void *dst, const void *src, size_t len, bool device);
+int mca_coll_braid_prev_allreduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
+                                  int count, MPI_Datatype dtype, MPI_Op op);
+int mca_coll_braid_prev_reduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
+                               int count, MPI_Datatype dtype, MPI_Op op, int root);
+void *mca_coll_braid_shadow_buffer(void *buf, size_t count, MPI_Datatype dtype, void **handle);
+int mca_coll_braid_shadow_finish(void *handle, bool copy_back);
+void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 
 /* helpers shared by the glue */
 int mca_coll_braid_to_mpi_error(int braid_rc);

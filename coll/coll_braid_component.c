@@ -136,6 +136,29 @@ static int braid_register(void)
     (void)mca_base_component_var_register(v, "bcube_base",
         "Group size B of the bcube allreduce: 2..64, -1 = auto (two groups from the factors of P), 0 = the selection table's choice",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &c->bcube_base);
+    c->cuda_enable = 1;
+    (void)mca_base_component_var_register(v, "cuda",
+        "Accept CUDA device buffers in MPI_Allreduce, MPI_Reduce and MPI_Bcast (1; needs a build "
+        "with CUDA and the driver at run time), or treat every buffer as host memory (0); "
+        "2 = as 1, and cut messages into segments even when no process has the CUDA driver (tests)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &c->cuda_enable);
+    c->cuda_segment_size = 2 << 20;
+    (void)mca_base_component_var_register(v, "cuda_segment_size",
+        "Bytes per segment of the device-buffer staging pipeline (0 = one segment). Applies on every "
+        "rank, host buffers too, in jobs where some process has the CUDA driver",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
+        &c->cuda_segment_size);
+    if (c->params_valid && c->cuda_segment_size < 0) {
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_cuda_segment_size; valid "
+                 "values: 0 (one segment) or a positive number of bytes", c->cuda_segment_size);
+        c->params_valid = false;
+    } else if (c->params_valid && (c->cuda_enable < 0 || c->cuda_enable > 2)) {
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_cuda; valid values: 0, 1, 2",
+                 c->cuda_enable);
+        c->params_valid = false;
+    }
     check_numeric_params();
     return OMPI_SUCCESS;
 }
@@ -245,6 +268,7 @@ int mca_coll_braid_to_mpi_error(int braid_rc)
     case BRAID_OK: return MPI_SUCCESS;
     case BRAID_ERR_NOMEM: return MPI_ERR_NO_MEM;
     case BRAID_ERR_ARG: return MPI_ERR_ARG;
+    case BRAID_ERR_DEVICE: return MPI_ERR_OTHER;   /* the CUDA error is logged at level 1 */
     default: return MPI_ERR_INTERN;
     }
 }

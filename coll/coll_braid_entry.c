@@ -97,21 +97,39 @@ int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     a.scratch = &m->scratch;
     a.params = choice.params;
     bool contiguous = mca_coll_braid_is_contiguous(dtype, (size_t)count);
+    bool is_root = m->bcomm.rank == root;
+    /* device buffers (coll_braid_cuda.c): staged by this rank alone, or
+     * handed to UCX as they are when its context moves CUDA memory */
+    bool dev = mca_coll_braid_is_device(buf);
     if (contiguous) {
-        a.rbuf = mca_coll_braid_contig_base(buf, dtype);
-        return mca_coll_braid_to_mpi_error(mca_coll_braid_run(m, BRAID_COLL_BCAST, alg, fns[alg],
-                                                              &a, bytes));
+        char *base = mca_coll_braid_contig_base(buf, dtype);
+        bool staged = dev && !braid_ucx_supports_cuda();
+        return mca_coll_braid_to_mpi_error(mca_coll_braid_run_segments(
+            m, BRAID_COLL_BCAST, alg, fns[alg], &a, bytes, BRAID_DEVPIPE_BCAST,
+            is_root ? base : NULL, staged, is_root ? NULL : base, staged));
     }
-    /* non-contiguous: the wire carries the packed bytes */
-    a.rbuf = braid_scratch_get(&m->scratch, 0, bytes);
-    if (NULL == a.rbuf) return MPI_ERR_NO_MEM;
-    if (m->bcomm.rank == root && OMPI_SUCCESS != mca_coll_braid_pack(buf, (size_t)count, dtype, a.rbuf, bytes))
-        return MPI_ERR_INTERN;
-    int rc = mca_coll_braid_to_mpi_error(mca_coll_braid_run(m, BRAID_COLL_BCAST, alg, fns[alg],
-                                                            &a, bytes));
-    if (MPI_SUCCESS == rc && m->bcomm.rank != root &&
-        OMPI_SUCCESS != mca_coll_braid_unpack(buf, (size_t)count, dtype, a.rbuf, bytes))
+    /* non-contiguous: the wire carries the packed bytes (device buffers:
+     * packed from / unpacked into a host copy of the buffer) */
+    void *shadow = NULL, *ubuf = buf;
+    if (dev && NULL == (ubuf = mca_coll_braid_shadow_buffer(buf, (size_t)count, dtype, &shadow))) {
+        mca_coll_braid_shadow_finish(shadow, false);
+        return MPI_ERR_NO_MEM;
+    }
+    char *packed = braid_scratch_get(&m->scratch, 0, bytes);
+    int rc = NULL == packed ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    if (MPI_SUCCESS == rc && is_root &&
+        OMPI_SUCCESS != mca_coll_braid_pack(ubuf, (size_t)count, dtype, packed, bytes))
         rc = MPI_ERR_INTERN;
+    if (MPI_SUCCESS == rc)
+        rc = mca_coll_braid_to_mpi_error(mca_coll_braid_run_segments(
+            m, BRAID_COLL_BCAST, alg, fns[alg], &a, bytes, BRAID_DEVPIPE_BCAST,
+            is_root ? packed : NULL, false, is_root ? NULL : packed, false));
+    if (MPI_SUCCESS == rc && !is_root &&
+        OMPI_SUCCESS != mca_coll_braid_unpack(ubuf, (size_t)count, dtype, packed, bytes))
+        rc = MPI_ERR_INTERN;
+    if (BRAID_OK != mca_coll_braid_shadow_finish(shadow, MPI_SUCCESS == rc && !is_root) &&
+        MPI_SUCCESS == rc)
+        rc = MPI_ERR_OTHER;
     return rc;
 }
 

@@ -28,6 +28,7 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     m->rcounts = NULL;
     memset(m->choice_cache, 0, sizeof(m->choice_cache));
     m->op_cache_valid = false;
+    m->cuda = NULL;
 }
 
 #define RELEASE_PREV(m, name)                                         \
@@ -49,6 +50,7 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     RELEASE_PREV(m, reduce_scatter_block);
     braid_ucx_comm_destroy(m->tcomm);
     m->tcomm = NULL;
+    mca_coll_braid_cuda_release(m);
     braid_scratch_release(&m->scratch);
     free(m->rcounts);
     m->rcounts = NULL;
@@ -84,12 +86,15 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
         braid_ucx_local_address(&addr, &alen);
         len = (long)alen;
     }
-    /* agree on success and the largest address in one allreduce */
-    long in[2] = { ok ? 0 : 1, len }, out[2] = { 0, 0 };
-    int rc = m->prev.allreduce(in, out, 2, MPI_LONG, MPI_MAX, comm, m->prev.allreduce_module);
+    /* agree on success, the largest address and whether any process can
+     * load the CUDA driver (device-buffer segmentation, coll_braid_cuda.c)
+     * in one allreduce */
+    long in[3] = { ok ? 0 : 1, len, mca_coll_braid_cuda_probe() ? 1 : 0 }, out[3] = { 0, 0, 0 };
+    int rc = m->prev.allreduce(in, out, 3, MPI_LONG, MPI_MAX, comm, m->prev.allreduce_module);
     if (OMPI_SUCCESS != rc) return rc;
     all_ok = (0 == out[0]);
     max_len = out[1];
+    c->cuda_job = 0 != out[2];
     if (!all_ok) {
         if (0 == rank)
             opal_output(0, "braid: WARNING: UCX could not start on %s; braid is disabled and "

@@ -60,19 +60,37 @@ static size_t span_bytes(const layout_t *l, size_t count)
 /* Copy count elements of user input into scratch slot `slot`, in the user's
  * layout. Returns the scratch base, or NULL when out of memory. */
 static void *stage_in(mca_coll_braid_module_t *m, int slot, const layout_t *l, const void *in,
-                      size_t count)
+                      size_t count, bool in_dev)
 {
     char *base = braid_scratch_get(&m->scratch, slot, count * l->extent + 64);
     if (NULL == base) return NULL;
-    if (NULL != in && count > 0)
-        memcpy(base + l->true_lb, (const char *)in + l->true_lb, span_bytes(l, count));
+    if (NULL != in && count > 0 &&
+        BRAID_OK != mca_coll_braid_copy(base + l->true_lb, (const char *)in + l->true_lb,
+                                        span_bytes(l, count), in_dev))
+        return NULL;
     return base;
 }
 
-static int stage_out(MPI_Datatype dtype, size_t count, void *userbuf, const void *base)
+/* Device buffers: read the span into host scratch, write the datatype's
+ * bytes there, and copy the span back (holes keep their values). */
+static int stage_out(mca_coll_braid_module_t *m, MPI_Datatype dtype, size_t count, void *userbuf,
+                     const void *base, bool out_dev)
 {
-    int rc = ompi_datatype_copy_content_same_ddt(dtype, count, (char *)userbuf, (char *)base);
-    return OMPI_SUCCESS == rc ? MPI_SUCCESS : MPI_ERR_INTERN;
+    char *dst = userbuf;
+    layout_t l = classify(dtype, count);
+    size_t span = span_bytes(&l, count);
+    if (out_dev) {
+        dst = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT, count * l.extent + 64);
+        if (NULL == dst) return MPI_ERR_NO_MEM;
+        if (BRAID_OK != mca_coll_braid_copy(dst + l.true_lb, (char *)userbuf + l.true_lb, span, true))
+            return MPI_ERR_OTHER;
+    }
+    int rc = ompi_datatype_copy_content_same_ddt(dtype, count, dst, (char *)base);
+    if (OMPI_SUCCESS != rc) return MPI_ERR_INTERN;
+    if (out_dev &&
+        BRAID_OK != mca_coll_braid_copy((char *)userbuf + l.true_lb, dst + l.true_lb, span, true))
+        return MPI_ERR_OTHER;
+    return MPI_SUCCESS;
 }
 
 static void bind_args(mca_coll_braid_module_t *m, braid_coll_args_t *a, const mca_coll_braid_op_t *bop,
@@ -98,8 +116,34 @@ static int place_buffers(mca_coll_braid_module_t *m, const layout_t *l, braid_co
         a->rbuf = direct_rbuf;
         return MPI_SUCCESS;
     }
-    a->rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, l, in ? in : rbuf, n);
+    a->rbuf = stage_in(m, BRAID_SCRATCH_GLUE_IN, l, in ? in : rbuf, n, false);
     return NULL == a->rbuf ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+}
+
+/* Where a device-aware reduction reads its input and writes its result:
+ * the user's buffers (direct layout; `result` is NULL on reduce's non-root
+ * ranks) or a staged host copy of the input, reduced in place. Whether a
+ * buffer is on a GPU is this rank's own business (coll_braid_cuda.c). */
+typedef struct placed {
+    const void *src;
+    void *dst;
+    bool in_dev, out_dev;
+} placed_t;
+
+static int place_device_aware(mca_coll_braid_module_t *m, const layout_t *l, const void *sbuf,
+                              void *rbuf, void *result, size_t n, placed_t *p)
+{
+    const void *in = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
+    p->src = in ? in : rbuf;
+    p->dst = result;
+    p->in_dev = mca_coll_braid_is_device(p->src);
+    p->out_dev = NULL != result && mca_coll_braid_is_device(result);
+    if (LAYOUT_STAGED == l->kind) {
+        p->dst = stage_in(m, BRAID_SCRATCH_GLUE_IN, l, p->src, n, p->in_dev);
+        if (NULL == p->dst) return MPI_ERR_NO_MEM;
+        p->src = p->dst;
+    }
+    return MPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
@@ -126,19 +170,22 @@ int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_ALLREDUCE, bytes);
     layout_t l = classify(dtype, n);
     if (LAYOUT_UNSUPPORTED == l.kind || NULL == allreduce_fns[choice.alg])
-        return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
+        return mca_coll_braid_prev_allreduce(m, sbuf, rbuf, count, dtype, op);
 
     mca_coll_braid_op_t storage;
     braid_coll_args_t a;
     bind_args(m, &a, mca_coll_braid_op_get(m, dtype, op, &storage), &choice, n, l.extent);
-    int rc = place_buffers(m, &l, &a, sbuf, rbuf, rbuf, n);
+    placed_t p;
+    int rc = place_device_aware(m, &l, sbuf, rbuf, rbuf, n, &p);
     if (MPI_SUCCESS != rc) return rc;
-    rc = mca_coll_braid_run(m, BRAID_COLL_ALLREDUCE, choice.alg, allreduce_fns[choice.alg], &a,
-                            bytes);
+    bool direct = LAYOUT_DIRECT == l.kind;
+    rc = mca_coll_braid_run_segments(m, BRAID_COLL_ALLREDUCE, choice.alg, allreduce_fns[choice.alg],
+                                     &a, bytes, BRAID_DEVPIPE_ALLREDUCE, p.src, direct && p.in_dev,
+                                     p.dst, direct && p.out_dev);
     if (BRAID_ERR_UNSUPPORTED == rc)   /* e.g. non-commutative op: same on every rank */
-        return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
+        return mca_coll_braid_prev_allreduce(m, sbuf, rbuf, count, dtype, op);
     if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind)
-        rc = stage_out(dtype, n, rbuf, a.rbuf);
+        rc = stage_out(m, dtype, n, rbuf, p.dst, p.out_dev);
     return rc;
 }
 
@@ -162,20 +209,24 @@ int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_REDUCE, bytes);
     layout_t l = classify(dtype, n);
     if (LAYOUT_UNSUPPORTED == l.kind || NULL == reduce_fns[choice.alg])
-        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
+        return mca_coll_braid_prev_reduce(m, sbuf, rbuf, count, dtype, op, root);
 
     bool is_root = m->bcomm.rank == root;
     mca_coll_braid_op_t storage;
     braid_coll_args_t a;
     bind_args(m, &a, mca_coll_braid_op_get(m, dtype, op, &storage), &choice, n, l.extent);
     a.root = root;
-    int rc = place_buffers(m, &l, &a, sbuf, rbuf, is_root ? rbuf : NULL, n);
+    placed_t p;
+    int rc = place_device_aware(m, &l, sbuf, rbuf, is_root ? rbuf : NULL, n, &p);
     if (MPI_SUCCESS != rc) return rc;
-    rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE, choice.alg, reduce_fns[choice.alg], &a, bytes);
+    bool direct = LAYOUT_DIRECT == l.kind;
+    rc = mca_coll_braid_run_segments(m, BRAID_COLL_REDUCE, choice.alg, reduce_fns[choice.alg], &a,
+                                     bytes, BRAID_DEVPIPE_REDUCE, p.src, direct && p.in_dev, p.dst,
+                                     direct && p.out_dev);
     if (BRAID_ERR_UNSUPPORTED == rc)
-        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
+        return mca_coll_braid_prev_reduce(m, sbuf, rbuf, count, dtype, op, root);
     if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind && is_root)
-        rc = stage_out(dtype, n, rbuf, a.rbuf);
+        rc = stage_out(m, dtype, n, rbuf, p.dst, p.out_dev);
     return rc;
 }
 
@@ -210,7 +261,7 @@ static int reduce_scatter_common(mca_coll_braid_module_t *m, const void *sbuf, v
                                 reduce_scatter_fns[choice.alg], &a, bytes);
     size_t mine = rcounts ? rcounts[m->bcomm.rank] : count;
     if (BRAID_OK == rc && LAYOUT_STAGED == l.kind && mine > 0 &&
-        MPI_SUCCESS != stage_out(dtype, mine, rbuf, a.rbuf))
+        MPI_SUCCESS != stage_out(m, dtype, mine, rbuf, a.rbuf, false))
         rc = BRAID_ERR_ARG;
     return rc;
 }

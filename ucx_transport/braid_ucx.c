@@ -51,6 +51,16 @@ static void log_msg(int level, const char *fmt, ...)
 
 bool braid_ucx_ready(void) { return g.ready; }
 
+bool braid_ucx_supports_cuda(void)
+{
+    if (!g.ready) return false;
+    ucp_context_attr_t attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+    if (UCS_OK != ucp_context_query(g.context, &attr)) return false;
+    return 0 != (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA));
+}
+
 int braid_ucx_init(const braid_ucx_config_t *cfg)
 {
     ucp_config_t *config = NULL;

@@ -38,6 +38,11 @@ typedef struct braid_ucx_config {
 int braid_ucx_init(const braid_ucx_config_t *cfg);
 bool braid_ucx_ready(void);
 
+/* The ucp context moves CUDA device memory itself (ucp_context_query lists
+ * UCS_MEMORY_TYPE_CUDA): device pointers may then go to UCX directly. False
+ * before init and with UCX builds without CUDA (Debian's). */
+bool braid_ucx_supports_cuda(void);
+
 /* This process's worker address (valid until braid_ucx_finalize). */
 int braid_ucx_local_address(const void **addr, size_t *len);
 

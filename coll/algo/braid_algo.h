@@ -29,7 +29,8 @@ enum {
     BRAID_ERR_NOMEM = -1,     /* scratch allocation failed */
     BRAID_ERR_TRANSPORT = -2, /* the transport reported a failure */
     BRAID_ERR_ARG = -3,       /* arguments the algorithm cannot handle */
-    BRAID_ERR_UNSUPPORTED = -4
+    BRAID_ERR_UNSUPPORTED = -4,
+    BRAID_ERR_DEVICE = -5     /* a GPU (CUDA) call failed; cuda/ logs why */
 };
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,267 @@
+/*
+ * coll_braid_cuda.c - glue between the MPI entry points and device (CUDA)
+ * buffers: detect them, run an algorithm segment by segment through the
+ * staging pipeline (cuda/braid_devpipe.h), and give the previous module
+ * host copies when braid hands a call on.
+ *
+ * Rank consistency: whether and how a message is cut into segments depends
+ * only on the message length, coll_braid_cuda_segment_size and
+ * mca_coll_braid_component.cuda_job (whether any process of the job could
+ * load the CUDA driver; agreed at start-up over MPI_COMM_WORLD). Where a
+ * rank's buffers live changes only what that rank copies, never the
+ * messages, so host and device buffers mix freely across ranks.
+ *
+ * Without CUDA (configure --without-cuda, or no nvcc) every buffer is host
+ * memory and nothing is cut into segments: braid runs as before.
+ */
+#include "coll_braid.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/util/output.h"
+#include "ompi/datatype/ompi_datatype.h"
+
+#ifdef BRAID_HAVE_CUDA
+#include "braid_cuda.h"
+#endif
+
+static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
+
+/* Per-communicator device state: a CUDA session and the staging slots. */
+typedef struct cuda_state {
+#ifdef BRAID_HAVE_CUDA
+    braid_cuda_session_t *session;
+#endif
+    braid_devpipe_t pipe;
+} cuda_state_t;
+
+void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m)
+{
+    cuda_state_t *st = m->cuda;
+    if (NULL == st) return;
+    braid_devpipe_release(&st->pipe);   /* before the session its ops use */
+#ifdef BRAID_HAVE_CUDA
+    braid_cuda_session_destroy(st->session);
+#endif
+    free(st);
+    m->cuda = NULL;
+}
+
+bool mca_coll_braid_cuda_probe(void)
+{
+    if (0 == cmp()->cuda_enable) return false;
+#ifdef BRAID_HAVE_CUDA
+    braid_cuda_set_log(mca_coll_braid_log);
+#endif
+    if (2 == cmp()->cuda_enable) return true;   /* tests: segment as in a GPU job */
+#ifdef BRAID_HAVE_CUDA
+    return braid_cuda_driver_present();
+#else
+    return false;
+#endif
+}
+
+bool mca_coll_braid_is_device(const void *p)
+{
+#ifdef BRAID_HAVE_CUDA
+    if (NULL == p || MPI_IN_PLACE == p || !cmp()->cuda_job) return false;
+    return braid_cuda_is_device_ptr(p);
+#else
+    (void)p;
+    return false;
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Segmented runs                                                       */
+/* ------------------------------------------------------------------ */
+
+typedef struct seg_runner {
+    mca_coll_braid_module_t *m;
+    braid_coll_t coll;
+    int alg;
+    braid_algo_fn_t fn;
+    size_t bytes;
+} seg_runner_t;
+
+static int run_segment(void *arg, int segment, const braid_coll_args_t *a)
+{
+    seg_runner_t *r = arg;
+    (void)segment;
+    return mca_coll_braid_run(r->m, r->coll, r->alg, r->fn, a, r->bytes);
+}
+
+#ifdef BRAID_HAVE_CUDA
+static cuda_state_t *state_of(mca_coll_braid_module_t *m)
+{
+    if (NULL == m->cuda) {
+        cuda_state_t *st = calloc(1, sizeof(*st));
+        if (NULL == st) return NULL;
+        st->session = braid_cuda_session_create();
+        if (NULL == st->session) {
+            free(st);
+            return NULL;
+        }
+        m->cuda = st;
+    }
+    return m->cuda;
+}
+#endif
+
+int mca_coll_braid_run_segments(mca_coll_braid_module_t *m, braid_coll_t coll, int alg,
+                                braid_algo_fn_t fn, const braid_coll_args_t *tmpl, size_t bytes,
+                                braid_devpipe_kind_t kind, const void *in, bool in_dev, void *out,
+                                bool out_dev)
+{
+    mca_coll_braid_component_t *c = cmp();
+    seg_runner_t runner = { m, coll, alg, fn, bytes };
+    size_t seg_bytes = c->cuda_job && c->cuda_segment_size > 0 ? (size_t)c->cuda_segment_size : 0;
+    size_t type_size = tmpl->count ? bytes / tmpl->count : 1;
+    braid_devpipe_job_t job = {
+        .kind = kind, .in = in, .in_dev = in_dev, .out = out, .out_dev = out_dev,
+        .tmpl = *tmpl,
+        .seg_count = braid_devpipe_seg_count(tmpl->count, type_size, seg_bytes),
+        .run = run_segment, .run_arg = &runner,
+    };
+    if (!in_dev && !out_dev) return braid_devpipe_run(NULL, NULL, &job);
+#ifdef BRAID_HAVE_CUDA
+    cuda_state_t *st = state_of(m);
+    braid_device_t dev;
+    int rc = NULL == st ? BRAID_ERR_NOMEM
+                        : braid_cuda_session_begin(st->session, in_dev ? in : out, &dev);
+    if (BRAID_OK == rc) {
+        if (c->verbose >= 20)
+            opal_output(0, "braid: cuda: %s on rank %d: device in=%d out=%d, %zu-element segments "
+                        "staged through pinned host memory", braid_coll_name(coll), m->bcomm.rank,
+                        (int)in_dev, (int)out_dev, job.seg_count);
+        rc = braid_devpipe_run(&st->pipe, &dev, &job);
+        braid_cuda_session_end(st->session);
+        return rc;
+    }
+    /* No device to copy with: still take part with placeholder host memory,
+     * so that the other ranks' messages are matched, then report the error. */
+    void *tmp = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT,
+                                  tmpl->count * tmpl->esize + 1);
+    if (NULL == tmp) return rc;
+    if (in_dev) job.in = tmp;
+    if (out_dev) job.out = tmp;
+    job.in_dev = job.out_dev = false;
+    int rc2 = braid_devpipe_run(NULL, NULL, &job);
+    return BRAID_OK != rc2 ? rc2 : rc;
+#else
+    return BRAID_ERR_ARG;   /* unreachable: no device buffers without CUDA */
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronous copies and host shadows                                  */
+/* ------------------------------------------------------------------ */
+
+int mca_coll_braid_copy(void *dst, const void *src, size_t len, bool device)
+{
+    if (0 == len) return BRAID_OK;
+#ifdef BRAID_HAVE_CUDA
+    if (device) return braid_cuda_memcpy(dst, src, len);
+#endif
+    (void)device;
+    memcpy(dst, src, len);
+    return BRAID_OK;
+}
+
+/* A host copy of count elements of dtype at user buffer buf (the bytes from
+ * its first to its last byte, holes included). */
+typedef struct shadow {
+    void *user;
+    char *mem;
+    ptrdiff_t true_lb;
+    size_t span;
+} shadow_t;
+
+static size_t span_of(MPI_Datatype dtype, size_t count, ptrdiff_t *true_lb)
+{
+    ptrdiff_t lb, extent, tlb, text;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(dtype, &tlb, &text);
+    *true_lb = tlb;
+    return count ? (count - 1) * (size_t)extent + (size_t)text : 0;
+}
+
+/* Returns the host address to use in place of buf (NULL on failure). */
+static void *shadow_open(shadow_t *s, void *buf, size_t count, MPI_Datatype dtype)
+{
+    s->user = buf;
+    s->span = span_of(dtype, count, &s->true_lb);
+    s->mem = malloc(s->span ? s->span : 1);
+    if (NULL == s->mem) return NULL;
+    if (BRAID_OK != mca_coll_braid_copy(s->mem, (char *)buf + s->true_lb, s->span, true)) {
+        free(s->mem);
+        s->mem = NULL;
+        return NULL;
+    }
+    return s->mem - s->true_lb;
+}
+
+static int shadow_close(shadow_t *s, bool copy_back)
+{
+    int rc = BRAID_OK;
+    if (NULL == s->mem) return rc;
+    if (copy_back) rc = mca_coll_braid_copy((char *)s->user + s->true_lb, s->mem, s->span, true);
+    free(s->mem);
+    s->mem = NULL;
+    return rc;
+}
+
+int mca_coll_braid_prev_allreduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
+                                  int count, MPI_Datatype dtype, MPI_Op op)
+{
+    size_t n = count > 0 ? (size_t)count : 0;
+    bool sdev = mca_coll_braid_is_device(sbuf), rdev = mca_coll_braid_is_device(rbuf);
+    if (!sdev && !rdev)
+        return m->prev.allreduce(sbuf, rbuf, count, dtype, op, m->comm, m->prev.allreduce_module);
+    shadow_t ss = { 0 }, rs = { 0 };
+    const void *hs = sdev ? shadow_open(&ss, (void *)sbuf, n, dtype) : sbuf;
+    void *hr = rdev ? shadow_open(&rs, rbuf, n, dtype) : rbuf;
+    int rc = (NULL == hs || NULL == hr) ? MPI_ERR_NO_MEM
+             : m->prev.allreduce(hs, hr, count, dtype, op, m->comm, m->prev.allreduce_module);
+    shadow_close(&ss, false);
+    if (BRAID_OK != shadow_close(&rs, MPI_SUCCESS == rc) && MPI_SUCCESS == rc) rc = MPI_ERR_OTHER;
+    return rc;
+}
+
+int mca_coll_braid_prev_reduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
+                               int count, MPI_Datatype dtype, MPI_Op op, int root)
+{
+    size_t n = count > 0 ? (size_t)count : 0;
+    bool is_root = m->bcomm.rank == root;
+    bool sdev = mca_coll_braid_is_device(sbuf), rdev = is_root && mca_coll_braid_is_device(rbuf);
+    if (!sdev && !rdev)
+        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, m->comm, m->prev.reduce_module);
+    shadow_t ss = { 0 }, rs = { 0 };
+    const void *hs = sdev ? shadow_open(&ss, (void *)sbuf, n, dtype) : sbuf;
+    void *hr = rdev ? shadow_open(&rs, rbuf, n, dtype) : rbuf;
+    int rc = (NULL == hs || NULL == hr) ? MPI_ERR_NO_MEM
+             : m->prev.reduce(hs, hr, count, dtype, op, root, m->comm, m->prev.reduce_module);
+    shadow_close(&ss, false);
+    if (BRAID_OK != shadow_close(&rs, MPI_SUCCESS == rc) && MPI_SUCCESS == rc) rc = MPI_ERR_OTHER;
+    return rc;
+}
+
+/* Device-aware bcast of a datatype that is not contiguous: the packed
+ * bytes are read from / written to a host shadow of the user's buffer. */
+void *mca_coll_braid_shadow_buffer(void *buf, size_t count, MPI_Datatype dtype, void **handle)
+{
+    shadow_t *s = calloc(1, sizeof(*s));
+    *handle = s;
+    if (NULL == s) return NULL;
+    return shadow_open(s, buf, count, dtype);
+}
+
+int mca_coll_braid_shadow_finish(void *handle, bool copy_back)
+{
+    shadow_t *s = handle;
+    if (NULL == s) return BRAID_OK;
+    int rc = shadow_close(s, copy_back);
+    free(s);
+    return rc;
+}

@@ -1,0 +1,448 @@
+/*
+ * mpi_cuda.c - MPI_Allreduce, MPI_Reduce and MPI_Bcast on CUDA device
+ * buffers under braid, np ranks sharing the GPUs of the node (rank r uses
+ * device r % ndevices). Each rank puts its send and receive buffers on the
+ * device, the host, or in managed memory independently of the other ranks
+ * (in place or not), for several types, ops, sizes (below, at and across
+ * braid's staging segments) and roots; every result is compared with a
+ * reference computed locally from the known inputs.
+ *
+ * Also: a pair type (MPI_2INT, MAXLOC: staged layout), a strided vector
+ * broadcast (packed through a host copy), a non-commutative user op (handed
+ * to the previous module through host copies), and rank 0's buffers on the
+ * host while the others are on the device.
+ *
+ * The CUDA driver is loaded with dlopen, so the program builds and runs
+ * without CUDA: with no driver or no GPU every rank prints nothing, rank 0
+ * prints "SKIP: no CUDA device" and the job exits 0 (the test runner counts
+ * it as skipped).
+ *
+ * usage: mpi_cuda                 the tests
+ *        mpi_cuda bench [MiB]     device-buffer MPI_Allreduce (float sum) GB/s
+ *                                 against copy-to-host + host MPI_Allreduce +
+ *                                 copy-back, 1 MiB .. MiB (default 256)
+ */
+#include "mpi_test_common.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+
+/* ---- the driver API slice the test needs (dlopen'ed) ---- */
+typedef int cu_result_t;
+typedef unsigned long long cu_ptr_t;
+static struct {
+    cu_result_t (*Init)(unsigned);
+    cu_result_t (*DeviceGetCount)(int *);
+    cu_result_t (*DeviceGet)(int *, int);
+    cu_result_t (*DevicePrimaryCtxRetain)(void **, int);
+    cu_result_t (*CtxSetCurrent)(void *);
+    cu_result_t (*CtxSynchronize)(void);
+    cu_result_t (*MemAlloc)(cu_ptr_t *, size_t);
+    cu_result_t (*MemAllocManaged)(cu_ptr_t *, size_t, unsigned);
+    cu_result_t (*MemFree)(cu_ptr_t);
+    cu_result_t (*MemcpyHtoD)(cu_ptr_t, const void *, size_t);
+    cu_result_t (*MemcpyDtoH)(void *, cu_ptr_t, size_t);
+} cu;
+
+static int cuda_setup(int rank)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (NULL == lib) return 0;
+    struct { void **fn; const char *name; } syms[] = {
+        { (void **)&cu.Init, "cuInit" },
+        { (void **)&cu.DeviceGetCount, "cuDeviceGetCount" },
+        { (void **)&cu.DeviceGet, "cuDeviceGet" },
+        { (void **)&cu.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain" },
+        { (void **)&cu.CtxSetCurrent, "cuCtxSetCurrent" },
+        { (void **)&cu.CtxSynchronize, "cuCtxSynchronize" },
+        { (void **)&cu.MemAlloc, "cuMemAlloc_v2" },
+        { (void **)&cu.MemAllocManaged, "cuMemAllocManaged" },
+        { (void **)&cu.MemFree, "cuMemFree_v2" },
+        { (void **)&cu.MemcpyHtoD, "cuMemcpyHtoD_v2" },
+        { (void **)&cu.MemcpyDtoH, "cuMemcpyDtoH_v2" },
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++)
+        if (NULL == (*syms[i].fn = dlsym(lib, syms[i].name))) return 0;
+    int n = 0, dev;
+    void *ctx;
+    if (cu.Init(0) || cu.DeviceGetCount(&n) || n <= 0) return 0;
+    if (cu.DeviceGet(&dev, rank % n) || cu.DevicePrimaryCtxRetain(&ctx, dev) ||
+        cu.CtxSetCurrent(ctx))
+        return 0;
+    return n;
+}
+
+/* ---- buffers in a chosen place ---- */
+typedef enum { WHERE_HOST, WHERE_DEVICE, WHERE_MANAGED, WHERE_N } where_t;
+static const char *where_name[WHERE_N] = { "host", "device", "managed" };
+
+typedef struct buf {
+    where_t where;
+    size_t len;
+    void *p;
+} buf_t;
+
+static buf_t buf_alloc(where_t w, size_t len)
+{
+    buf_t b = { w, len, NULL };
+    cu_ptr_t d = 0;
+    if (WHERE_HOST == w) b.p = malloc(len ? len : 1);
+    else if (WHERE_DEVICE == w && 0 == cu.MemAlloc(&d, len ? len : 1)) b.p = (void *)(uintptr_t)d;
+    else if (WHERE_MANAGED == w && 0 == cu.MemAllocManaged(&d, len ? len : 1, 1)) b.p = (void *)(uintptr_t)d;
+    if (NULL == b.p) {
+        fprintf(stderr, "mpi_cuda: cannot allocate %zu bytes of %s memory\n", len, where_name[w]);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return b;
+}
+
+static void buf_free(buf_t *b)
+{
+    if (WHERE_HOST == b->where) free(b->p);
+    else cu.MemFree((cu_ptr_t)(uintptr_t)b->p);
+    b->p = NULL;
+}
+
+static void buf_put(buf_t *b, const void *host, size_t len)
+{
+    if (WHERE_HOST == b->where) memcpy(b->p, host, len);
+    else cu.MemcpyHtoD((cu_ptr_t)(uintptr_t)b->p, host, len);
+}
+
+static void buf_get(const buf_t *b, void *host, size_t len)
+{
+    cu.CtxSynchronize();
+    if (WHERE_HOST == b->where) memcpy(host, b->p, len);
+    else cu.MemcpyDtoH(host, (cu_ptr_t)(uintptr_t)b->p, len);
+}
+
+/* ---- typed cases ---- */
+typedef enum { T_INT_SUM, T_DOUBLE_SUM, T_FLOAT_MAX, T_LONG_BXOR, T_UINT8_PROD, T_N } tcase_t;
+static const char *tcase_name[T_N] = { "int SUM", "double SUM", "float MAX", "long BXOR",
+                                       "uint8 PROD" };
+static MPI_Datatype tcase_type(tcase_t t)
+{
+    MPI_Datatype ts[T_N] = { MPI_INT, MPI_DOUBLE, MPI_FLOAT, MPI_LONG, MPI_UINT8_T };
+    return ts[t];
+}
+static MPI_Op tcase_op(tcase_t t)
+{
+    MPI_Op os[T_N] = { MPI_SUM, MPI_SUM, MPI_MAX, MPI_BXOR, MPI_PROD };
+    return os[t];
+}
+static size_t tcase_size(tcase_t t)
+{
+    size_t s[T_N] = { sizeof(int), sizeof(double), sizeof(float), sizeof(long), 1 };
+    return s[t];
+}
+
+/* input of rank r at element i, and the reduction over ranks 0..P-1 */
+static void put_input(tcase_t t, int r, size_t i, void *at)
+{
+    switch (t) {
+    case T_INT_SUM: { int v = (int)((i * 7 + (size_t)r * 13) % 1000) - 500; memcpy(at, &v, sizeof v); break; }
+    case T_DOUBLE_SUM: { double v = (double)((i + (size_t)r * 3) % 4096) * 0.25; memcpy(at, &v, sizeof v); break; }
+    case T_FLOAT_MAX: { float v = (float)((i * 31 + (size_t)r * 17) % 997) - 400.0f; memcpy(at, &v, sizeof v); break; }
+    case T_LONG_BXOR: { long v = (long)(i * 2654435761u + (size_t)r * 40503u); memcpy(at, &v, sizeof v); break; }
+    case T_UINT8_PROD: { uint8_t v = (uint8_t)((i + (size_t)r) % 5 + 1); memcpy(at, &v, 1); break; }
+    default: break;
+    }
+}
+
+static void reduce_into(tcase_t t, const void *in, void *io)
+{
+    switch (t) {
+    case T_INT_SUM: { int a, b; memcpy(&a, in, 4); memcpy(&b, io, 4); b += a; memcpy(io, &b, 4); break; }
+    case T_DOUBLE_SUM: { double a, b; memcpy(&a, in, 8); memcpy(&b, io, 8); b += a; memcpy(io, &b, 8); break; }
+    case T_FLOAT_MAX: { float a, b; memcpy(&a, in, 4); memcpy(&b, io, 4); if (a > b) b = a; memcpy(io, &b, 4); break; }
+    case T_LONG_BXOR: { long a, b; memcpy(&a, in, sizeof a); memcpy(&b, io, sizeof b); b ^= a; memcpy(io, &b, sizeof b); break; }
+    case T_UINT8_PROD: { uint8_t a, b; memcpy(&a, in, 1); memcpy(&b, io, 1); b = (uint8_t)(a * b); memcpy(io, &b, 1); break; }
+    default: break;
+    }
+}
+
+static void make_input(tcase_t t, int r, size_t n, unsigned char *h)
+{
+    size_t es = tcase_size(t);
+    for (size_t i = 0; i < n; i++) put_input(t, r, i, h + i * es);
+}
+
+static void make_reference(tcase_t t, int P, size_t n, unsigned char *ref)
+{
+    size_t es = tcase_size(t);
+    unsigned char tmp[8];
+    make_input(t, 0, n, ref);
+    for (int r = 1; r < P; r++)
+        for (size_t i = 0; i < n; i++) {
+            put_input(t, r, i, tmp);
+            reduce_into(t, tmp, ref + i * es);
+        }
+}
+
+/* rank r's placement in round k: (send, recv, in_place) */
+static void placement(int r, int k, where_t *s, where_t *d, int *in_place)
+{
+    int v = (r * 2 + k) % 6;
+    static const where_t S[6] = { WHERE_DEVICE, WHERE_DEVICE, WHERE_HOST, WHERE_DEVICE, WHERE_MANAGED, WHERE_HOST };
+    static const where_t D[6] = { WHERE_DEVICE, WHERE_HOST, WHERE_DEVICE, WHERE_DEVICE, WHERE_DEVICE, WHERE_HOST };
+    *s = S[v];
+    *d = D[v];
+    *in_place = (3 == v);
+}
+
+static void test_allreduce_reduce(MPI_Comm comm, size_t n, tcase_t t, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t es = tcase_size(t), bytes = n * es;
+    unsigned char *in = malloc(bytes + 1), *ref = malloc(bytes + 1), *got = malloc(bytes + 1);
+    make_input(t, rank, n, in);
+    make_reference(t, P, n, ref);
+    where_t sw, dw;
+    int in_place;
+    placement(rank, k, &sw, &dw, &in_place);
+
+    /* allreduce */
+    buf_t sb = buf_alloc(sw, bytes), rb = buf_alloc(in_place ? sw : dw, bytes);
+    if (in_place) buf_put(&rb, in, bytes);
+    else buf_put(&sb, in, bytes);
+    int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : sb.p, rb.p, (int)n, tcase_type(t), tcase_op(t), comm);
+    buf_get(&rb, got, bytes);
+    mt_check(MPI_SUCCESS == rc && 0 == memcmp(got, ref, bytes),
+             "allreduce %s n=%zu np=%d send=%s recv=%s%s: rc=%d, values %s", tcase_name[t], n, P,
+             where_name[sw], where_name[in_place ? sw : dw], in_place ? " (in place)" : "", rc,
+             memcmp(got, ref, bytes) ? "wrong" : "right");
+
+    /* reduce at a rotating root */
+    int root = (k + (int)n) % P;
+    if (in_place && rank == root) buf_put(&rb, in, bytes);
+    else buf_put(&sb, in, bytes);
+    rc = MPI_Reduce(in_place && rank == root ? MPI_IN_PLACE : sb.p, rank == root ? rb.p : NULL,
+                    (int)n, tcase_type(t), tcase_op(t), root, comm);
+    if (rank == root) {
+        buf_get(&rb, got, bytes);
+        mt_check(MPI_SUCCESS == rc && 0 == memcmp(got, ref, bytes),
+                 "reduce %s n=%zu np=%d root=%d send=%s recv=%s: rc=%d, values %s", tcase_name[t],
+                 n, P, root, where_name[sw], where_name[in_place ? sw : dw], rc,
+                 memcmp(got, ref, bytes) ? "wrong" : "right");
+    } else {
+        mt_check(MPI_SUCCESS == rc, "reduce rc=%d", rc);
+    }
+    buf_free(&sb);
+    buf_free(&rb);
+    free(in); free(ref); free(got);
+}
+
+static void test_bcast(MPI_Comm comm, size_t bytes, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    int root = k % P;
+    where_t w = (where_t)((rank + k) % WHERE_N);
+    unsigned char *h = malloc(bytes), *got = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++) h[i] = rank == root ? mt_byte(k, i) : 0;
+    buf_t b = buf_alloc(w, bytes);
+    buf_put(&b, h, bytes);
+    int rc = MPI_Bcast(b.p, (int)bytes, MPI_BYTE, root, comm);
+    buf_get(&b, got, bytes);
+    size_t wrong = 0;
+    for (size_t i = 0; i < bytes; i++) wrong += got[i] != mt_byte(k, i);
+    mt_check(MPI_SUCCESS == rc && 0 == wrong, "bcast %zu bytes np=%d root=%d on %s: rc=%d, %zu wrong",
+             bytes, P, root, where_name[w], rc, wrong);
+    buf_free(&b);
+    free(h); free(got);
+}
+
+/* a strided vector (every other int) broadcast into device memory: the
+ * holes must keep their values */
+static void test_bcast_vector(MPI_Comm comm)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    const int n = 10000;
+    MPI_Datatype vec;
+    MPI_Type_vector(n, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int *h = malloc(sizeof(int) * 2 * n), *got = malloc(sizeof(int) * 2 * n);
+    for (int i = 0; i < 2 * n; i++) h[i] = (i % 2) ? -rank - 1 : (rank == 0 ? i * 3 : 0);
+    buf_t b = buf_alloc(rank % 2 ? WHERE_HOST : WHERE_DEVICE, sizeof(int) * 2 * n);
+    buf_put(&b, h, sizeof(int) * 2 * n);
+    int rc = MPI_Bcast(b.p, 1, vec, 0, comm);
+    buf_get(&b, got, sizeof(int) * 2 * n);
+    int wrong = 0;
+    for (int i = 0; i < 2 * n; i++) wrong += got[i] != ((i % 2) ? -rank - 1 : i * 3);
+    mt_check(MPI_SUCCESS == rc && 0 == wrong, "bcast vector np=%d on %s: rc=%d, %d wrong", P,
+             where_name[b.where], rc, wrong);
+    buf_free(&b);
+    MPI_Type_free(&vec);
+    free(h); free(got);
+}
+
+/* MPI_2INT with MAXLOC on device buffers (braid's staged layout) */
+static void test_pair_maxloc(MPI_Comm comm)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    const int n = 5000;
+    int *h = malloc(sizeof(int) * 2 * n), *got = malloc(sizeof(int) * 2 * n);
+    for (int i = 0; i < n; i++) { h[2 * i] = (i * 7 + rank * 13) % 101; h[2 * i + 1] = rank; }
+    buf_t s = buf_alloc(rank % 3 == 1 ? WHERE_HOST : WHERE_DEVICE, sizeof(int) * 2 * n);
+    buf_t r = buf_alloc(rank % 2 ? WHERE_HOST : WHERE_DEVICE, sizeof(int) * 2 * n);
+    buf_put(&s, h, sizeof(int) * 2 * n);
+    int rc = MPI_Allreduce(s.p, r.p, n, MPI_2INT, MPI_MAXLOC, comm);
+    buf_get(&r, got, sizeof(int) * 2 * n);
+    int wrong = 0;
+    for (int i = 0; i < n; i++) {
+        int best = -1, at = 0;
+        for (int q = 0; q < P; q++) {
+            int v = (i * 7 + q * 13) % 101;
+            if (v > best) { best = v; at = q; }
+        }
+        wrong += got[2 * i] != best || got[2 * i + 1] != at;
+    }
+    mt_check(MPI_SUCCESS == rc && 0 == wrong, "allreduce MPI_2INT MAXLOC np=%d send=%s recv=%s: rc=%d, %d wrong",
+             P, where_name[s.where], where_name[r.where], rc, wrong);
+    buf_free(&s);
+    buf_free(&r);
+    free(h); free(got);
+}
+
+/* a non-commutative user op: 2x2 integer matrix product in rank order */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    long *a = in, *b = inout;
+    for (int i = 0; i < *len; i++, a += 4, b += 4) {
+        long r0 = (a[0] * b[0] + a[1] * b[2]) % 1000003, r1 = (a[0] * b[1] + a[1] * b[3]) % 1000003;
+        long r2 = (a[2] * b[0] + a[3] * b[2]) % 1000003, r3 = (a[2] * b[1] + a[3] * b[3]) % 1000003;
+        b[0] = r0; b[1] = r1; b[2] = r2; b[3] = r3;
+    }
+}
+
+static void test_noncommutative(MPI_Comm comm)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    const int n = 3000;
+    MPI_Datatype m4;
+    MPI_Type_contiguous(4, MPI_LONG, &m4);
+    MPI_Type_commit(&m4);
+    MPI_Op op;
+    MPI_Op_create(matmul, 0, &op);
+    long *h = malloc(sizeof(long) * 4 * n), *got = malloc(sizeof(long) * 4 * n), *ref = malloc(sizeof(long) * 4 * n);
+    for (int q = P - 1; q >= 0; q--)
+        for (int i = 0; i < n; i++) {
+            long x[4] = { q + 1, (i + 2) % 7, q % 3, (i * 5 + q) % 11 + 1 };
+            if (q == rank) memcpy(h + 4 * i, x, sizeof x);
+            if (q == P - 1) memcpy(ref + 4 * i, x, sizeof x);
+            else { int one = 1; matmul(x, ref + 4 * i, &one, NULL); }
+        }
+    buf_t b = buf_alloc(rank % 2 ? WHERE_HOST : WHERE_DEVICE, sizeof(long) * 4 * n);
+    buf_put(&b, h, sizeof(long) * 4 * n);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, b.p, n, m4, op, comm);
+    buf_get(&b, got, sizeof(long) * 4 * n);
+    mt_check(MPI_SUCCESS == rc && 0 == memcmp(got, ref, sizeof(long) * 4 * n),
+             "allreduce non-commutative user op np=%d on %s: rc=%d", P, where_name[b.where], rc);
+    buf_free(&b);
+    MPI_Op_free(&op);
+    MPI_Type_free(&m4);
+    free(h); free(got); free(ref);
+}
+
+/* ---- benchmark ---- */
+
+static double now(void) { return MPI_Wtime(); }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void bench(size_t max_mib)
+{
+    int rank, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    if (0 == rank)
+        printf("# np=%d  float SUM, median of reps; algbw = bytes / time\n"
+               "# %10s %14s %14s %8s\n", P, "bytes", "device GB/s", "baseline GB/s", "ratio");
+    for (size_t mib = 1; mib <= max_mib; mib *= 2) {
+        size_t bytes = mib << 20, n = bytes / sizeof(float);
+        int reps = mib <= 16 ? 20 : mib <= 64 ? 10 : 5;
+        float *h = malloc(bytes);
+        for (size_t i = 0; i < n; i++) h[i] = (float)(i % 7);
+        buf_t d = buf_alloc(WHERE_DEVICE, bytes);
+        buf_put(&d, h, bytes);
+        double td[32], tb[32];
+        for (int it = 0; it < reps + 2; it++) {
+            /* device buffers through braid */
+            cu.CtxSynchronize();
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = now();
+            MPI_Allreduce(MPI_IN_PLACE, d.p, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            cu.CtxSynchronize();
+            double t1 = now();
+            /* baseline: whole buffer to host, host allreduce, back */
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t2 = now();
+            cu.MemcpyDtoH(h, (cu_ptr_t)(uintptr_t)d.p, bytes);
+            MPI_Allreduce(MPI_IN_PLACE, h, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            cu.MemcpyHtoD((cu_ptr_t)(uintptr_t)d.p, h, bytes);
+            cu.CtxSynchronize();
+            double t3 = now();
+            if (it >= 2) { td[it - 2] = t1 - t0; tb[it - 2] = t3 - t2; }
+        }
+        double maxd[32], maxb[32];   /* the slowest rank's time per rep */
+        MPI_Reduce(td, maxd, reps, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Reduce(tb, maxb, reps, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (0 == rank) {
+            qsort(maxd, (size_t)reps, sizeof(double), cmp_double);
+            qsort(maxb, (size_t)reps, sizeof(double), cmp_double);
+            double gd = bytes / maxd[reps / 2] / 1e9, gb = bytes / maxb[reps / 2] / 1e9;
+            printf("  %10zu %14.2f %14.2f %8.2f\n", bytes, gd, gb, gd / gb);
+            fflush(stdout);
+        }
+        buf_free(&d);
+        free(h);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    int ndev = cuda_setup(rank), min_dev = ndev;
+    MPI_Allreduce(&ndev, &min_dev, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (min_dev <= 0) {
+        if (0 == rank) printf("SKIP: no CUDA device (libcuda.so.1 missing, cuInit failing or no GPU)\n");
+        MPI_Finalize();
+        return 0;
+    }
+    if (argc > 1 && 0 == strcmp(argv[1], "bench")) {
+        bench(argc > 2 ? (size_t)atol(argv[2]) : 256);
+        MPI_Finalize();
+        return 0;
+    }
+    static const size_t counts[] = { 1, 3, 1000, 65536 + 7, (1u << 20) + 5, (5u << 20) + 3 };
+    int k = 0;
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+        for (int t = 0; t < T_N; t++, k++) test_allreduce_reduce(MPI_COMM_WORLD, counts[c], (tcase_t)t, k);
+    static const size_t bsizes[] = { 1, 4099, (3u << 20) + 11, 9u << 20 };
+    for (size_t i = 0; i < sizeof bsizes / sizeof *bsizes; i++)
+        for (int j = 0; j < 3; j++) test_bcast(MPI_COMM_WORLD, bsizes[i], (int)(i * 3) + j);
+    test_bcast_vector(MPI_COMM_WORLD);
+    test_pair_maxloc(MPI_COMM_WORLD);
+    test_noncommutative(MPI_COMM_WORLD);
+    MPI_Comm rev = mt_reversed_comm(MPI_COMM_WORLD);
+    test_allreduce_reduce(rev, (1u << 20) + 5, T_DOUBLE_SUM, 1);
+    MPI_Comm_free(&rev);
+    return mt_finish("mpi_cuda");
+}
