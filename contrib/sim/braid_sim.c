@@ -9,11 +9,13 @@
  *   braid_sim -P 4096 [-n ranks_per_node] [--map block|node]
  *             [-a ring_chunked,halving_doubling,...] [--min 8] [--max 64M]
  *             [--factor 4] [--alpha-intra us] [--beta-intra GB/s]
- *             [--alpha-inter us] [--beta-inter GB/s] [--gamma GB/s]
+ *             [--alpha-inter us] [--nic GB/s] [--gamma GB/s]
  *             [--overhead us] [--chunk bytes] [--timeline file.csv]
  *
  * Sizes are the allreduce message size (count x 4-byte floats, one rank's
- * vector). --timeline writes every message of the last (algorithm, size)
+ * vector). Every (algorithm, size) runs twice: a counting pass finds the
+ * ranks of each node that send off-node (they share the node's NIC), the
+ * second pass predicts the time. --timeline writes every message of the last (algorithm, size)
  * run as CSV. Model: see braid_sim.h.
  */
 #define _GNU_SOURCE
@@ -106,7 +108,7 @@ static void usage(void)
             "usage: braid_sim -P ranks [-n ranks_per_node] [--map block|node]\n"
             "       [-a alg,alg,...] [--min bytes] [--max bytes] [--factor f]\n"
             "       [--alpha-intra us] [--beta-intra GB/s] [--alpha-inter us]\n"
-            "       [--beta-inter GB/s] [--gamma GB/s] [--overhead us] [--chunk bytes]\n"
+            "       [--nic GB/s] [--gamma GB/s] [--overhead us] [--chunk bytes]\n"
             "       [--timeline file.csv]\n"
             "algorithms: ring ring_chunked halving_doubling bcube bcube_auto dbtree\n");
 }
@@ -141,7 +143,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "map", 1, NULL, 'm' }, { "min", 1, NULL, 1 }, { "max", 1, NULL, 2 },
         { "factor", 1, NULL, 3 }, { "alpha-intra", 1, NULL, 4 }, { "beta-intra", 1, NULL, 5 },
-        { "alpha-inter", 1, NULL, 6 }, { "beta-inter", 1, NULL, 7 }, { "gamma", 1, NULL, 8 },
+        { "alpha-inter", 1, NULL, 6 }, { "nic", 1, NULL, 7 }, { "gamma", 1, NULL, 8 },
         { "overhead", 1, NULL, 9 }, { "chunk", 1, NULL, 10 }, { "timeline", 1, NULL, 11 },
         { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
     };
@@ -171,13 +173,13 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    int *node_of = malloc((size_t)P * sizeof(int));
+    int *node_of = malloc((size_t)P * sizeof(int)), *share = malloc((size_t)P * sizeof(int));
     job_t job = { 0 };
     job.esize = 4;
     job.scratch = calloc((size_t)P, sizeof(braid_scratch_t));
     job.rbuf = mmap(NULL, smax, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                     -1, 0);
-    if (!node_of || !job.scratch || MAP_FAILED == job.rbuf) {
+    if (!node_of || !share || !job.scratch || MAP_FAILED == job.rbuf) {
         fprintf(stderr, "braid_sim: out of memory\n");
         return 1;
     }
@@ -186,8 +188,8 @@ int main(int argc, char **argv)
 
     printf("# braid_sim: P=%d, %d ranks per node (%d nodes, map-by %s)\n", P, rpn, nodes,
            cyclic ? "node" : "slot/block");
-    printf("# model: intra alpha %.2f us beta %.2f GB/s | inter alpha %.2f us beta %.2f GB/s | "
-           "gamma %.2f GB/s | overhead %.2f us/msg\n",
+    printf("# model: intra alpha %.2f us beta %.2f GB/s | inter alpha %.2f us, NIC %.2f GB/s "
+           "shared by the node's off-node senders | gamma %.2f GB/s | overhead %.2f us/msg\n",
            m.alpha_intra, 1e-3 / m.beta_intra, m.alpha_inter, 1e-3 / m.beta_inter,
            1e-3 / m.gamma, m.overhead);
     printf("# predicted time (us) per allreduce algorithm; 'table' = built-in selection\n");
@@ -210,11 +212,23 @@ int main(int argc, char **argv)
             job.count = S / job.esize;
             job.params.chunk_bytes = chunk;
             job.params.bcube_base = algs[k].bcube_base;
+            /* pass 1 counts who talks off-node (the NIC shares), pass 2 times */
+            braid_sim_result_t res;
+            cfg.timeline = NULL;
+            cfg.nic_share = NULL;
+            if (nodes > 1) {
+                if (0 != braid_sim_run(&cfg, rank_body, &job, &res)) {
+                    fprintf(stderr, "braid_sim: cannot set up P=%d\n", P);
+                    return 1;
+                }
+                braid_sim_nic_shares(&res, P, node_of, nodes, share);
+                braid_sim_result_free(&res);
+                cfg.nic_share = share;
+            }
             FILE *tl = NULL;
-            if (timeline_path && k == nalgs - 1 && (size_t)((double)S * factor) > smax)
+            if (timeline_path && k == nalgs - 1 && (double)S * factor > (double)smax)
                 tl = fopen(timeline_path, "w");
             cfg.timeline = tl;
-            braid_sim_result_t res;
             if (0 != braid_sim_run(&cfg, rank_body, &job, &res)) {
                 fprintf(stderr, "braid_sim: cannot set up P=%d\n", P);
                 return 1;
@@ -252,5 +266,6 @@ int main(int argc, char **argv)
     munmap(job.rbuf, smax);
     free(job.scratch);
     free(node_of);
+    free(share);
     return 0;
 }

@@ -17,15 +17,16 @@
  *   isend of n bytes at the sender's clock t:
  *       t += o                                  (per-message CPU overhead)
  *       start = max(t, inj[link]); inj[link] = start + n beta_link
+ *       (beta_link = beta_intra, or beta_inter x share[node]: a node's NIC
+ *        is split evenly among the ranks of the node that send off-node in
+ *        this collective, counted by the caller in a first run)
  *       the send completes (buffer reusable) at inj[link],
  *       the message arrives at inj[link] + alpha_link
  *     (a rank's sends on one link level serialise, intra and inter-node
  *      sends go out in parallel; receivers do not serialise arrivals);
  *   waitall: clock = max(clock, completion time of every request);
  *   reduction of n bytes (the reduce callback): clock += n gamma.
- * The predicted time of a collective is the largest final clock. beta_inter
- * is a rank's share of the node's network bandwidth when all of its ranks
- * talk off-node at once (NIC bandwidth / ranks per node).
+ * The predicted time of a collective is the largest final clock.
  *
  * Data: in real mode messages are copied (eager buffer) and the caller's
  * reduce function runs; in phantom mode nothing is copied and the caller
@@ -47,18 +48,19 @@
 
 typedef struct braid_sim_model {
     double alpha_intra, beta_intra;   /* us, us per byte */
-    double alpha_inter, beta_inter;
+    double alpha_inter, beta_inter;   /* beta_inter: the node's whole NIC */
     double gamma;                     /* us per byte reduced */
     double overhead;                  /* us of sender CPU per message */
 } braid_sim_model_t;
 
 /* defaults: shared memory as in selection/braid_model.c (1.5 us, 8 GB/s,
- * 10 GB/s reduction); network 5 us, 200 Gb/s NIC shared by 8 ranks */
+ * 10 GB/s reduction); network 5 us, 200 Gb/s (25 GB/s) NIC per node */
 void braid_sim_model_default(braid_sim_model_t *m);
 
 typedef struct braid_sim_config {
     int P;
     const int *node_of;        /* node of each rank (P entries); NULL: all on node 0 */
+    const int *nic_share;      /* per node: ranks sharing its NIC (>= 1); NULL: 1 */
     braid_sim_model_t model;
     bool phantom;              /* no data copies */
     size_t stack_bytes;        /* per coroutine; 0 = 256 KiB */
@@ -99,5 +101,10 @@ void braid_sim_charge_reduce(size_t bytes);
  * 0..n-1 on node 0, ...) or cyclic (rank r on node r mod nodes, like
  * mpirun --map-by node). out has P entries; returns the number of nodes. */
 int braid_sim_nodes(int P, int ranks_per_node, bool cyclic, int *out);
+
+/* NIC shares from a finished run: share[n] = ranks of node n that sent a
+ * message to another node (at least 1). share has `nodes` entries. */
+void braid_sim_nic_shares(const braid_sim_result_t *res, int P, const int *node_of, int nodes,
+                          int *share);
 
 #endif

@@ -79,7 +79,7 @@ void braid_sim_model_default(braid_sim_model_t *m)
     m->alpha_intra = 1.5;
     m->beta_intra = 1.0 / 8000.0;          /* 8 GB/s */
     m->alpha_inter = 5.0;
-    m->beta_inter = 8.0 / 25000.0;         /* 200 Gb/s = 25 GB/s over 8 ranks */
+    m->beta_inter = 1.0 / 25000.0;         /* 200 Gb/s = 25 GB/s per node */
     m->gamma = 1.0 / 10000.0;              /* 10 GB/s */
     m->overhead = 0.25;
 }
@@ -90,6 +90,16 @@ int braid_sim_nodes(int P, int ranks_per_node, bool cyclic, int *out)
     int nodes = (P + ranks_per_node - 1) / ranks_per_node;
     for (int r = 0; r < P; r++) out[r] = cyclic ? r % nodes : r / ranks_per_node;
     return nodes;
+}
+
+void braid_sim_nic_shares(const braid_sim_result_t *res, int P, const int *node_of, int nodes,
+                          int *share)
+{
+    for (int n = 0; n < nodes; n++) share[n] = 0;
+    for (int r = 0; r < P; r++)
+        if (res->ranks[r].msgs_inter > 0) share[node_of[r]]++;
+    for (int n = 0; n < nodes; n++)
+        if (share[n] < 1) share[n] = 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -214,7 +224,9 @@ static int sim_isend(void *state, int peer, braid_step_t step, const void *buf, 
     int inter = s->node != d->node;
     s->clock += m->overhead;
     double start = s->clock > s->inj[inter] ? s->clock : s->inj[inter];
-    s->inj[inter] = start + (double)len * (inter ? m->beta_inter : m->beta_intra);
+    double beta = m->beta_intra;
+    if (inter) beta = m->beta_inter * (w->cfg.nic_share ? w->cfg.nic_share[s->node] : 1);
+    s->inj[inter] = start + (double)len * beta;
     double arrive = s->inj[inter] + (inter ? m->alpha_inter : m->alpha_intra);
     braid_sim_rank_stats_t *st = &w->stats[s->rank];
     if (inter) {
