@@ -14,6 +14,12 @@ BRAID_EXTRA_DEPS="clang libclang-rt-14-dev ${BRAID_EXTRA_DEPS:-}" "$top/contrib/
 cd "$build"
 status=0
 make -j1 check || status=$?
+# across simulated hosts (network namespaces; root only), on request
+if [ "${BRAID_MULTIHOST:-0}" = 1 ]; then
+    BRAID_BUILDDIR=$PWD BRAID_SRCDIR=$top bash "$top/tests/multihost/run_multihost.sh" \
+        >tests/multihost.log 2>&1 || status=$?
+    tail -n 20 tests/multihost.log
+fi
 # one summary line over every test program (Check and the MPI runner)
 passed=0 failed=0
 for log in $(find tests -name '*.log' ! -name 'test-suite.log'); do

@@ -5,7 +5,9 @@
 # Environment (set by 'make check'): BRAID_BUILDDIR, BRAID_SRCDIR, OMPI_PKGLIBDIR.
 # Optional: MPI_TEST_TIMEOUT (seconds per mpirun, default 240),
 #           MPI_TEST_FILTER (regex on the case description),
-#           MPI_TEST_LIST (another list file).
+#           MPI_TEST_LIST (another list file),
+#           MPI_TEST_MPIRUN_ARGS (extra mpirun arguments, split on spaces;
+#           tests/multihost/run_multihost.sh passes its hostfile and launcher).
 set -u
 builddir=${BRAID_BUILDDIR:-$(pwd)}
 srcdir=${BRAID_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -13,6 +15,7 @@ pkglibdir=${OMPI_PKGLIBDIR:-$(ompi_info --path pkglibdir --parsable 2>/dev/null 
 list=${MPI_TEST_LIST:-$srcdir/tests/mpi/mpi_tests.list}
 timeout_s=${MPI_TEST_TIMEOUT:-240}
 filter=${MPI_TEST_FILTER:-}
+read -ra extra_mpirun_args <<<"${MPI_TEST_MPIRUN_ARGS:-}"
 
 if [ ! -r "$list" ]; then
     echo "run_mpi_tests: test list $list not found" >&2
@@ -75,7 +78,7 @@ while IFS= read -r line || [ -n "$line" ]; do
         log=$logdir/case$n.log
         start=$(date +%s%N)
         env "${env_prefix[@]}" timeout -k 10 "$timeout_s" \
-            mpirun -np "$np" --oversubscribe --bind-to none "${mca_args[@]}" \
+            mpirun -np "$np" --oversubscribe --bind-to none "${extra_mpirun_args[@]}" "${mca_args[@]}" \
             "$prog" "${prog_words[@]:1}" </dev/null >"$log" 2>&1
         rc=$?
         ms=$(( ($(date +%s%N) - start) / 1000000 ))
