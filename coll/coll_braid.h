@@ -50,6 +50,7 @@ typedef struct mca_coll_braid_component_t {
     bool params_valid;     /* false: an invalid value was given, abort MPI_Init */
     bool disabled;         /* UCX could not start: braid stays out of the way */
     bool transport_ready;  /* addresses of every process of the job are known */
+    bool progress_registered; /* mca_coll_braid_progress is in opal_progress */
 } mca_coll_braid_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_braid_component_t mca_coll_braid_component;
@@ -171,6 +172,8 @@ void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 /* helpers shared by the glue */
 int mca_coll_braid_to_mpi_error(int braid_rc);
 void mca_coll_braid_log(int level, const char *fmt, ...);
+/* progress braid's transport (registered with opal_progress) */
+int mca_coll_braid_progress(void);
 
 END_C_DECLS
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "ompi/mca/rte/rte.h"
@@ -229,6 +230,10 @@ static int braid_open(void)
 static int braid_close(void)
 {
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    if (c->progress_registered) {
+        opal_progress_unregister(mca_coll_braid_progress);
+        c->progress_registered = false;
+    }
     braid_ucx_finalize();
     c->transport_ready = false;
     if (NULL != c->rules) {
@@ -250,6 +255,11 @@ int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_thre
         return OMPI_ERR_BAD_PARAM;
     }
     return OMPI_SUCCESS;
+}
+
+int mca_coll_braid_progress(void)
+{
+    return braid_ucx_progress();
 }
 
 void mca_coll_braid_log(int level, const char *fmt, ...)

@@ -130,7 +130,13 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
         rc = (BRAID_OK == rc) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
     }
     free(mine); free(all); free(lens);
-    if (OMPI_SUCCESS == rc) c->transport_ready = true;
+    if (OMPI_SUCCESS == rc) {
+        c->transport_ready = true;
+        /* progress braid's worker from every MPI wait too: a peer that has
+         * left a collective must still answer our handshakes */
+        opal_progress_register(mca_coll_braid_progress);
+        c->progress_registered = true;
+    }
     return rc;
 }
 

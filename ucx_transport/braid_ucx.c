@@ -159,6 +159,11 @@ static ucs_status_t wait_request(void *req)
     return st;
 }
 
+int braid_ucx_progress(void)
+{
+    return g.ready ? (int)ucp_worker_progress(g.worker) : 0;
+}
+
 static void close_endpoints(void)
 {
     for (int i = 0; i < g.npeers; i++) {

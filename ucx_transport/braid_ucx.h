@@ -51,6 +51,12 @@ int braid_ucx_local_address(const void **addr, size_t *len);
 int braid_ucx_set_peers(int nprocs, const void *addrs, size_t stride, const size_t *lens);
 int braid_ucx_npeers(void);
 
+/* Progress the worker once (for the MPI library's progress loop, so that
+ * braid's outstanding sends - e.g. a TCP connection handshake or a
+ * rendezvous - complete while this process is busy elsewhere). Returns
+ * the number of events progressed; 0 when the transport is not up. */
+int braid_ucx_progress(void);
+
 /* Close endpoints, destroy the worker and context. */
 void braid_ucx_finalize(void);
 
