@@ -40,6 +40,7 @@ typedef struct mca_coll_braid_component_t {
     int dbtree_chunk_size;     /* coll_braid_dbtree_chunk_size, 0 = table */
     int bcube_base;            /* coll_braid_bcube_base, 0 = table/auto */
     braid_table_t *rules;      /* the parsed rules file, NULL = built-in only */
+    int inject_alloc_failure;  /* coll_braid_inject_alloc_failure (tests), < 0 = off */
 
     /* state */
     int output;            /* opal_output stream */

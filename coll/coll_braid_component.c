@@ -136,6 +136,13 @@ static int braid_register(void)
     (void)mca_base_component_var_register(v, "bcube_base",
         "Group size B of the bcube allreduce: 2..64, -1 = auto (two groups from the factors of P), 0 = the selection table's choice",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &c->bcube_base);
+    c->inject_alloc_failure = -1;
+    (void)mca_base_component_var_register(v, "inject_alloc_failure",
+        "Fault injection, for tests only: N >= 0 fails braid's scratch allocations after N "
+        "successful ones, on every rank and every communicator alike (collectives needing "
+        "new scratch then return MPI_ERR_NO_MEM); -1 = off",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL,
+        &c->inject_alloc_failure);
     check_numeric_params();
     return OMPI_SUCCESS;
 }

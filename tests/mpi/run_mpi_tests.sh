@@ -65,8 +65,17 @@ while IFS= read -r line || [ -n "$line" ]; do
     fi
     env_prefix=()
     prog_words=($f_prog)
-    # ENV=VALUE words before the program name go into the environment
-    while [[ ${prog_words[0]} == *=* ]]; do env_prefix+=("${prog_words[0]}"); prog_words=("${prog_words[@]:1}"); done
+    # ENV=VALUE words before the program name go into the environment, except
+    # TIMEOUT=s (this case's limit) and MAXSECS=s (the job must end within s)
+    case_timeout=$timeout_s max_secs=0
+    while [[ ${prog_words[0]} == *=* ]]; do
+        case ${prog_words[0]} in
+        TIMEOUT=*) case_timeout=${prog_words[0]#TIMEOUT=} ;;
+        MAXSECS=*) max_secs=${prog_words[0]#MAXSECS=} ;;
+        *) env_prefix+=("${prog_words[0]}") ;;
+        esac
+        prog_words=("${prog_words[@]:1}")
+    done
     prog=$builddir/tests/mpi/${prog_words[0]}
     for np in $(expand_np "$f_np"); do
         n=$((n + 1))
@@ -74,7 +83,7 @@ while IFS= read -r line || [ -n "$line" ]; do
         if [ -n "$filter" ] && ! [[ $desc =~ $filter ]]; then continue; fi
         log=$logdir/case$n.log
         start=$(date +%s%N)
-        env "${env_prefix[@]}" timeout -k 10 "$timeout_s" \
+        env "${env_prefix[@]}" timeout -k 10 "$case_timeout" \
             mpirun -np "$np" --oversubscribe --bind-to none "${mca_args[@]}" \
             "$prog" "${prog_words[@]:1}" </dev/null >"$log" 2>&1
         rc=$?
@@ -84,7 +93,11 @@ while IFS= read -r line || [ -n "$line" ]; do
         expect_fail=0
         patterns=$f_expect
         if [[ $patterns == FAIL* ]]; then expect_fail=1; patterns=$(trim "${patterns#FAIL}"); fi
-        if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then why="timed out after ${timeout_s}s (hang)"
+        # 137 is also mpirun's own status when a rank was killed by SIGKILL
+        if { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && [ $ms -ge $((case_timeout * 1000)) ]; then
+            why="timed out after ${case_timeout}s (hang)"
+        elif [ "$max_secs" -gt 0 ] && [ $ms -gt $((max_secs * 1000)) ]; then
+            why="took ${secs}s, more than ${max_secs}s"
         elif [ $expect_fail -eq 0 ] && [ $rc -ne 0 ]; then why="exit status $rc"
         elif [ $expect_fail -eq 1 ] && [ $rc -eq 0 ]; then why="expected the job to fail, it exited 0"
         elif [ "$np" -ge 2 ] || [ $expect_fail -eq 1 ]; then
