@@ -44,6 +44,7 @@ typedef struct mca_coll_braid_component_t {
     int cuda_enable;           /* coll_braid_cuda: detect device buffers */
     int cuda_segment_size;     /* coll_braid_cuda_segment_size: staging segment bytes */
     bool cuda_job;             /* some process of the job can load the CUDA driver */
+    int inject_alloc_failure;  /* coll_braid_inject_alloc_failure (tests), < 0 = off */
 
     /* state */
     int output;            /* opal_output stream */

@@ -160,6 +160,13 @@ static int braid_register(void)
                  c->cuda_enable);
         c->params_valid = false;
     }
+    c->inject_alloc_failure = -1;
+    (void)mca_base_component_var_register(v, "inject_alloc_failure",
+        "Fault injection, for tests only: N >= 0 fails braid's scratch allocations after N "
+        "successful ones, on every rank and every communicator alike (collectives needing "
+        "new scratch then return MPI_ERR_NO_MEM); -1 = off",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL,
+        &c->inject_alloc_failure);
     check_numeric_params();
     return OMPI_SUCCESS;
 }

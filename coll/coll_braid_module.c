@@ -239,6 +239,10 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     free(proc_index);
     if (NULL == m->tcomm) return OMPI_ERR_OUT_OF_RESOURCE;
     braid_ucx_comm_bind(m->tcomm, &m->bcomm);
+    if (c->inject_alloc_failure >= 0) {
+        m->scratch.fail_alloc = 1;
+        m->scratch.allocs_before_failure = (unsigned)c->inject_alloc_failure;
+    }
     opal_output_verbose(10, c->output, "braid: enabled on %s (cid %u, np=%d)", comm->c_name,
                         ompi_comm_get_cid(comm), P);
     return OMPI_SUCCESS;

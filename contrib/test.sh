@@ -5,6 +5,9 @@
 #
 #   contrib/test.sh            # from the repository root
 #   BUILD_DIR=... contrib/test.sh
+# Then the same unit and MPI tests again in a second build directory
+# configured with --enable-sanitizers (ASan + UBSan; SAN_BUILD_DIR, default
+# build-san; SANITIZERS=0 skips it).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
@@ -20,9 +23,20 @@ if [ "${BRAID_MULTIHOST:-0}" = 1 ]; then
         >tests/multihost.log 2>&1 || status=$?
     tail -n 20 tests/multihost.log
 fi
+logdirs=(tests)
+if [ "${SANITIZERS:-1}" != 0 ]; then
+    # sanitizer build: unit and MPI tests (the fuzz step above already runs
+    # under ASan/UBSan)
+    san=${SAN_BUILD_DIR:-$top/build-san}
+    mkdir -p "$san"
+    logdirs+=("$san/tests")
+    (cd "$san" && { [ -f Makefile ] || "$top/configure" -q --enable-sanitizers ${CONFIGURE_ARGS:-}; } &&
+        make -j"${JOBS:-2}" >/dev/null &&
+        make -j1 check TESTS="\$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh") || status=1
+fi
 # one summary line over every test program (Check and the MPI runner)
 passed=0 failed=0
-for log in $(find tests -name '*.log' ! -name 'test-suite.log'); do
+for log in $(find "${logdirs[@]}" -name '*.log' ! -name 'test-suite.log' | sort -u); do
     while read -r line; do
         case "$line" in
         *"%: Checks: "*)
@@ -42,7 +56,7 @@ for log in $(find tests -name '*.log' ! -name 'test-suite.log'); do
 done
 if [ $status -ne 0 ]; then
     echo "--- failing test logs ---"
-    grep -l -E "FAIL|not ok" $(find tests -name '*.log') 2>/dev/null | head -5 | while read -r f; do
+    grep -l -E "FAIL|not ok" $(find "${logdirs[@]}" -name '*.log' | sort -u) 2>/dev/null | head -5 | while read -r f; do
         echo "== $f"; grep -E "FAIL|not ok|Failures: [1-9]|Errors: [1-9]|^#" "$f" | head -40
     done
 fi

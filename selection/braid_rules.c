@@ -74,7 +74,7 @@ static quoted_t quote(const char *tok)
 {
     quoted_t q;
     size_t i = 0;
-    for (; tok[i] && i < QUOTE_MAX; i++) {
+    for (; i < QUOTE_MAX && tok[i]; i++) {
         unsigned char ch = (unsigned char)tok[i];
         q.s[i] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
     }

@@ -132,6 +132,15 @@ const braid_table_t *braid_table_builtin(void)
     return &builtin;
 }
 
+/* Free the parsed built-in table when the library is unloaded (Open MPI
+ * dlcloses the component after MPI_Finalize) or the program exits; without
+ * this its rules and source text were lost at every MPI_Finalize
+ * (valgrind, tests/valgrind/run_valgrind.sh). */
+__attribute__((destructor)) static void builtin_fini(void)
+{
+    braid_table_free(&builtin);
+}
+
 const braid_rule_t *braid_table_find(const braid_table_t *t, braid_coll_t coll, int comm_size,
                                      size_t msg_bytes)
 {

@@ -122,8 +122,12 @@ typedef struct braid_op {
 typedef struct braid_scratch {
     void *buf[BRAID_SCRATCH_SLOTS];
     size_t len[BRAID_SCRATCH_SLOTS];
-    /* test hook: fail allocations when non-zero (fault injection) */
+    /* fault injection (tests, coll_braid_inject_alloc_failure): when
+     * fail_alloc is non-zero, the next allocs_before_failure allocations
+     * succeed and every later one fails; reusing a slot that is already
+     * large enough is not an allocation and never fails */
     int fail_alloc;
+    unsigned allocs_before_failure;
 } braid_scratch_t;
 
 void *braid_scratch_get(braid_scratch_t *s, int slot, size_t bytes);

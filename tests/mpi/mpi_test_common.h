@@ -67,7 +67,7 @@ static int mt_finish(const char *name)
 }
 
 /* A communicator over the same processes in reversed rank order. */
-static MPI_Comm mt_reversed_comm(MPI_Comm comm)
+static inline MPI_Comm mt_reversed_comm(MPI_Comm comm)
 {
     int rank, size;
     MPI_Comm out;
