@@ -21,7 +21,14 @@
  *    otherwise (listed to P = 4096; larger powers of two get ring);
  *  - allgather: recursive_doubling for small sizes, ring for large ones (the
  *    same bytes, neighbour-only traffic); P <= 3: ring (fewer steps).
- * Measurements on this machine replace these numbers (contrib/ tuner).
+ *  - P = 2 allreduce is measured (contrib/compare.sh, np=2, 5 interleaved
+ *    repetitions on this machine, README "Benchmarks"): one exchange (bcube
+ *    with one group) below 512 B, halving_doubling to 16M, ring_chunked
+ *    beyond, where all the bandwidth algorithms meet at memory speed; small
+ *    P = 4 and 8 allreduces use recursive_doubling (one whole-vector
+ *    exchange per step) below the model's crossover with halving_doubling.
+ * contrib/tune.sh measures any machine and P and writes rules that
+ * override these rows.
  */
 #include "braid_select.h"
 
@@ -48,9 +55,9 @@ static const char builtin_rules[] =
     "bcast          2049-inf    0-4M-1          binomial\n"
     "bcast          2049-inf    4M-inf          scatter_allgather\n"
     "\n"
-    "allreduce      1-2         0-16K-1         recursive_doubling\n"
-    "allreduce      1-2         16K-128K-1      halving_doubling\n"
-    "allreduce      1-2         128K-inf        ring_chunked\n"
+    "allreduce      1-2         0-511           bcube\n"
+    "allreduce      1-2         512-16M-1       halving_doubling\n"
+    "allreduce      1-2         16M-inf         ring_chunked\n"
     "allreduce      3           0-128K-1        bcube              base=4\n"
     "allreduce      3           128K-inf        ring_chunked\n"
     "allreduce      4           0-8K-1          recursive_doubling\n"
