@@ -19,16 +19,61 @@
 
 enum { STEP_TREE = 0, STEP_FWD = 1 };
 
+/* Commutative ops: the tree is rooted at the real root and folds need no
+ * order, so the first child's partial result is received straight into the
+ * accumulator (the root's rbuf, else scratch) and this rank's input is folded
+ * into it: no copies. Later children arrive in scratch and fold into it. */
+static int reduce_commutative(braid_comm_t *c, const braid_coll_args_t *a, const char *in,
+                              size_t bytes)
+{
+    int P = c->size, root = a->root;
+    int v = (c->rank - root + P) % P;
+    bool is_root = 0 == v;
+    /* in place at the root: the accumulator already holds this rank's input */
+    bool acc_holds_input = is_root && in == (const char *)a->rbuf;
+    char *acc = is_root ? (char *)a->rbuf : NULL;
+    char *tmp = NULL;
+    const char *cur = in;
+    for (int mask = 1; mask < P; mask <<= 1) {
+        if (v & mask)   /* send the partial result to the parent; done */
+            return braid_send(c, (v - mask + root) % P, STEP_TREE, cur, bytes);
+        if (v + mask >= P) continue;
+        int child = (v + mask + root) % P;
+        int rc;
+        if (cur == in && !acc_holds_input) {
+            /* first fold: child's partial straight into the accumulator */
+            if (NULL == acc && NULL == (acc = braid_scratch_get(a->scratch, 0, bytes)))
+                return BRAID_ERR_NOMEM;
+            rc = braid_recv(c, child, STEP_TREE, acc, bytes);
+            if (BRAID_OK != rc) return rc;
+            a->op.fn(in, acc, a->count, a->op.arg);
+        } else {
+            if (NULL == tmp && NULL == (tmp = braid_scratch_get(a->scratch, 1, bytes)))
+                return BRAID_ERR_NOMEM;
+            rc = braid_recv(c, child, STEP_TREE, tmp, bytes);
+            if (BRAID_OK != rc) return rc;
+            a->op.fn(tmp, acc, a->count, a->op.arg);
+        }
+        cur = acc;
+    }
+    /* the root: a leaf root (P == 1) still owes the copy */
+    if (cur != (const char *)a->rbuf) memcpy(a->rbuf, cur, bytes);
+    return BRAID_OK;
+}
+
 int braid_reduce_binomial(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, rank = c->rank, root = a->root;
     size_t bytes = a->count * a->esize;
     bool is_root = rank == root, comm = a->op.commutative;
+    const char *in = NULL == a->sbuf ? a->rbuf : a->sbuf;
+    if (0 == bytes) return BRAID_OK;
+    if (comm) return reduce_commutative(c, a, in, bytes);
     if (is_root) braid_copy_input(a, bytes);
-    if (P < 2 || 0 == bytes) return BRAID_OK;
-    int tree_root = comm ? root : 0;
-    int v = (rank - tree_root + P) % P;
-    const char *in = is_root || NULL == a->sbuf ? a->rbuf : a->sbuf;
+    if (P < 2) return BRAID_OK;
+    int tree_root = 0;
+    int v = rank;
+    in = is_root || NULL == a->sbuf ? a->rbuf : a->sbuf;
     /* cur: this rank's partial result; acc/tmp: where folds go */
     char *acc = braid_scratch_get(a->scratch, 0, bytes);
     char *tmp = braid_scratch_get(a->scratch, 1, bytes);
@@ -37,22 +82,17 @@ int braid_reduce_binomial(braid_comm_t *c, const braid_coll_args_t *a)
     int rc = BRAID_OK;
     for (int mask = 1; mask < P; mask <<= 1) {
         if (v & mask) {
-            int parent = (v - mask + tree_root) % P;
-            rc = braid_send(c, parent, STEP_TREE, cur, bytes);
+            rc = braid_send(c, v - mask, STEP_TREE, cur, bytes);
             break;
         }
         if (v + mask >= P) continue;
-        rc = braid_recv(c, (v + mask + tree_root) % P, STEP_TREE, tmp, bytes);
+        rc = braid_recv(c, v + mask, STEP_TREE, tmp, bytes);
         if (BRAID_OK != rc) return rc;
         if (cur != acc) { memcpy(acc, cur, bytes); cur = acc; }
-        if (comm) {
-            a->op.fn(tmp, acc, a->count, a->op.arg);
-        } else {
-            /* acc holds [v, v+mask), tmp [v+mask, ...): tmp = acc op tmp */
-            a->op.fn(acc, tmp, a->count, a->op.arg);
-            char *x = acc; acc = tmp; tmp = x;
-            cur = acc;
-        }
+        /* acc holds [v, v+mask), tmp [v+mask, ...): tmp = acc op tmp */
+        a->op.fn(acc, tmp, a->count, a->op.arg);
+        char *x = acc; acc = tmp; tmp = x;
+        cur = acc;
     }
     if (BRAID_OK != rc) return rc;
     if (0 == v && tree_root == root) {
