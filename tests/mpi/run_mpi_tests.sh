@@ -29,14 +29,11 @@ fi
 
 # A component directory holding Open MPI's own components and the braid just
 # built (and no other braid, e.g. an installed one).
-compdir=$(mktemp -d "${TMPDIR:-/tmp}/braid-components.XXXXXX")
+# shellcheck source=tests/mpi/component_dir.sh
+source "$srcdir/tests/mpi/component_dir.sh"
+compdir=$(braid_component_dir "$so" "$pkglibdir") || exit 99
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/braid-mpitests.XXXXXX")
 trap 'rm -rf "$compdir"' EXIT
-for f in "$pkglibdir"/*; do
-    case "$(basename "$f")" in mca_coll_braid.*) continue ;; esac
-    ln -s "$f" "$compdir/"
-done
-ln -s "$so" "$compdir/mca_coll_braid.so"
 export OMPI_MCA_mca_base_component_path=$compdir
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # keep runs quiet and independent of the host's network

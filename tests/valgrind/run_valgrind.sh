@@ -31,14 +31,11 @@ for p in mpi_barrier_bcast mpi_reductions mpi_faults mpi_stress; do
 done
 
 pkglibdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
-compdir=$(mktemp -d "${TMPDIR:-/tmp}/braid-vgcomp.XXXXXX")
+# shellcheck source=tests/mpi/component_dir.sh
+source "$srcdir/tests/mpi/component_dir.sh"
+compdir=$(braid_component_dir "$so" "$pkglibdir") || exit 99
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/braid-valgrind.XXXXXX")
 trap 'rm -rf "$compdir"' EXIT
-for f in "$pkglibdir"/*; do
-    case "$(basename "$f")" in mca_coll_braid.*) continue ;; esac
-    ln -s "$f" "$compdir/"
-done
-ln -s "$so" "$compdir/mca_coll_braid.so"
 export OMPI_MCA_mca_base_component_path=$compdir
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_rmaps_base_oversubscribe=1
