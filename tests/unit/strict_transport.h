@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "braid_algo.h"
 
@@ -119,6 +120,25 @@ static inline int strict_unwrap(braid_comm_t *c, strict_state_t *s)
     c->ops = s->ops;
     c->state = s->st;
     return s->violations;
+}
+
+/* Run fn as this rank of c on a fresh scratch cache (failing allocations
+ * when fail_alloc is set), under the strict checker: returns fn's code and
+ * stores the number of buffer-reuse violations in *violations. */
+static inline int strict_run(braid_comm_t *c, braid_algo_fn_t fn, braid_coll_args_t *a,
+                             int fail_alloc, int *violations)
+{
+    braid_scratch_t scratch;
+    memset(&scratch, 0, sizeof scratch);
+    scratch.fail_alloc = fail_alloc;
+    a->scratch = &scratch;
+    strict_state_t strict;
+    strict_wrap(c, &strict);
+    int rc = fn(c, a);
+    *violations = strict_unwrap(c, &strict);
+    braid_scratch_release(&scratch);
+    a->scratch = NULL;
+    return rc;
 }
 
 #endif

@@ -38,9 +38,6 @@ typedef struct run {
 static int body(braid_comm_t *c, void *p)
 {
     run_t *R = p;
-    braid_scratch_t scratch;
-    memset(&scratch, 0, sizeof scratch);
-    scratch.fail_alloc = R->fail_alloc;
     braid_coll_args_t a;
     memset(&a, 0, sizeof a);
     a.sbuf = R->in_place ? NULL : R->sbuf[c->rank];
@@ -49,14 +46,9 @@ static int body(braid_comm_t *c, void *p)
     a.esize = unit_op_esize(R->kind);
     a.op = unit_op(R->kind);
     a.exact = R->exact;
-    a.scratch = &scratch;
     a.params.chunk_bytes = R->chunk_bytes;
-    strict_state_t strict;
-    strict_wrap(c, &strict);
-    int rc = alg_fn[R->alg](c, &a);
-    R->violations[c->rank] = strict_unwrap(c, &strict);
+    int rc = strict_run(c, alg_fn[R->alg], &a, R->fail_alloc, &R->violations[c->rank]);
     R->rc[c->rank] = rc;
-    braid_scratch_release(&scratch);
     /* report UNSUPPORTED through R->rc only, so the run is not an error */
     return BRAID_ERR_UNSUPPORTED == rc ? BRAID_OK : rc;
 }

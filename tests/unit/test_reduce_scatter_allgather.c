@@ -53,8 +53,6 @@ typedef struct rs_run {
 static int rs_body(braid_comm_t *c, void *p)
 {
     rs_run_t *R = p;
-    braid_scratch_t scratch;
-    memset(&scratch, 0, sizeof scratch);
     braid_coll_args_t a;
     memset(&a, 0, sizeof a);
     a.sbuf = R->in_place ? NULL : R->sbuf[c->rank];
@@ -63,14 +61,9 @@ static int rs_body(braid_comm_t *c, void *p)
     a.rcounts = R->rcounts;
     a.esize = unit_op_esize(R->kind);
     a.op = unit_op(R->kind);
-    a.scratch = &scratch;
     a.params.chunk_bytes = R->chunk_bytes;
-    strict_state_t strict;
-    strict_wrap(c, &strict);
-    int rc = R->fn(c, &a);
-    R->violations[c->rank] = strict_unwrap(c, &strict);
+    int rc = strict_run(c, R->fn, &a, 0, &R->violations[c->rank]);
     R->rc[c->rank] = rc;
-    braid_scratch_release(&scratch);
     return BRAID_ERR_UNSUPPORTED == rc ? BRAID_OK : rc;
 }
 
@@ -275,22 +268,14 @@ typedef struct ag_run {
 static int ag_body(braid_comm_t *c, void *p)
 {
     ag_run_t *R = p;
-    braid_scratch_t scratch;
-    memset(&scratch, 0, sizeof scratch);
     braid_coll_args_t a;
     memset(&a, 0, sizeof a);
     a.sbuf = R->in_place ? NULL : R->sbuf[c->rank];
     a.rbuf = R->rbuf[c->rank];
     a.count = R->count;
     a.esize = R->esize;
-    a.scratch = &scratch;
     a.params.chunk_bytes = R->chunk_bytes;
-    strict_state_t strict;
-    strict_wrap(c, &strict);
-    int rc = R->fn(c, &a);
-    R->violations[c->rank] = strict_unwrap(c, &strict);
-    braid_scratch_release(&scratch);
-    return rc;
+    return strict_run(c, R->fn, &a, 0, &R->violations[c->rank]);
 }
 
 static traffic_t ag_expect_ring(int P, int r, size_t bytes, size_t ce_bytes_chunks)
