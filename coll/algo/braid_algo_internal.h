@@ -96,6 +96,8 @@ size_t braid_bound_table(const void *ctx, int b);  /* ctx: const size_t[P+1] */
  * (a->rcounts, or a->count each when NULL), in scratch slot `slot`; NULL
  * when scratch fails. */
 size_t *braid_rs_offsets(const braid_coll_args_t *a, int P, int slot);
+/* reduce_scatter on one rank: the input is the result (copied unless in place) */
+int braid_rs_single(const braid_coll_args_t *a);
 
 typedef struct braid_even {
     size_t count;

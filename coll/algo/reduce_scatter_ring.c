@@ -29,11 +29,7 @@ int braid_reduce_scatter_ring(braid_comm_t *c, const braid_coll_args_t *a)
     int P = c->size, r = c->rank;
     size_t es = a->esize;
     bool in_place = NULL == a->sbuf || a->sbuf == a->rbuf;
-    if (P == 1) {
-        size_t n = a->rcounts ? a->rcounts[0] : a->count;
-        if (!in_place && n > 0) memcpy(a->rbuf, a->sbuf, n * es);
-        return BRAID_OK;
-    }
+    if (P == 1) return braid_rs_single(a);
     if (!a->op.commutative) return BRAID_ERR_UNSUPPORTED;
     size_t *off = braid_rs_offsets(a, P, BRAID_SLOT_BLOCK);
     if (NULL == off) return BRAID_ERR_NOMEM;
