@@ -18,6 +18,7 @@
 #include "ompi/communicator/communicator.h"
 
 #include "braid_algo.h"
+#include "braid_topo.h"
 #include "braid_ucx.h"
 #include "braid_tag.h"
 #include "braid_select.h"
@@ -45,6 +46,9 @@ typedef struct mca_coll_braid_component_t {
     int cuda_segment_size;     /* coll_braid_cuda_segment_size: staging segment bytes */
     bool cuda_job;             /* some process of the job can load the CUDA driver */
     int inject_alloc_failure;  /* coll_braid_inject_alloc_failure (tests), < 0 = off */
+    int topo_aware;            /* coll_braid_topo_aware: order ranks by node (read per communicator) */
+    int test_nodes;            /* coll_braid_test_nodes: N > 0 puts process r on node r % N (tests) */
+    uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
 
     /* state */
     int output;            /* opal_output stream */
@@ -98,6 +102,14 @@ typedef struct mca_coll_braid_module_t {
     struct { bool valid; size_t bytes; braid_choice_t choice; } choice_cache[BRAID_COLL_N];
     bool op_cache_valid;
     void *cuda;                  /* device-buffer state (coll_braid_cuda.c), lazily */
+    /* topology (coll_braid_topo.c): ranks grouped by node; the algorithms
+     * run on topo_view (bcomm in node order) when topo_ordered; the
+     * hierarchical allreduce's node and leader views are made on first use */
+    braid_topo_t topo;
+    bool topo_ordered;
+    braid_subcomm_t topo_view;
+    bool hier_ready;
+    braid_subcomm_t node_view, leader_view;
     mca_coll_braid_prev_t prev;
     mca_coll_braid_op_t op_cache;
 } mca_coll_braid_module_t;
@@ -149,6 +161,8 @@ braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t co
 void mca_coll_braid_apply_param_overrides(braid_coll_t coll, braid_choice_t *choice);
 void mca_coll_braid_trace(mca_coll_braid_module_t *m, braid_coll_t coll, const char *alg,
                           size_t bytes);
+/* bcast algorithm functions by id (the hierarchical allreduce's phase 3 too) */
+extern const braid_algo_fn_t mca_coll_braid_bcast_fns[BRAID_BCAST_NALGS];
 /* run one algorithm as a new collective on m; returns a BRAID_* code */
 int mca_coll_braid_run(mca_coll_braid_module_t *m, braid_coll_t coll, int alg, braid_algo_fn_t fn,
                        const braid_coll_args_t *a, size_t bytes);
@@ -169,6 +183,18 @@ int mca_coll_braid_prev_reduce(mca_coll_braid_module_t *m, const void *sbuf, voi
 void *mca_coll_braid_shadow_buffer(void *buf, size_t count, MPI_Datatype dtype, void **handle);
 int mca_coll_braid_shadow_finish(void *handle, bool copy_back);
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
+
+/* topology (coll_braid_topo.c) */
+int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m, const int *proc_index);
+void mca_coll_braid_topo_release(mca_coll_braid_module_t *m);
+/* the view a collective runs on, with its root in that view's numbering */
+braid_comm_t *mca_coll_braid_view_for(mca_coll_braid_module_t *m, braid_coll_t coll,
+                                      const braid_coll_args_t *a, int *root);
+/* the node and leader views, made on first use */
+int mca_coll_braid_hier_views(mca_coll_braid_module_t *m);
+/* node key of a process: hash of its node name, or world_rank % coll_braid_test_nodes */
+uint64_t mca_coll_braid_node_key(const char *nodename, int world_rank);
+void mca_coll_braid_register_pvars(const mca_base_component_t *v);
 
 /* helpers shared by the glue */
 int mca_coll_braid_to_mpi_error(int braid_rc);

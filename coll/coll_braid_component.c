@@ -58,6 +58,14 @@ static void check_numeric_params(void)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_bcube_base; valid values: "
                  "0 (selection table), -1 (auto) or 2..64", c->bcube_base);
+    else if (c->topo_aware != 0 && c->topo_aware != 1)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_topo_aware; valid values: "
+                 "0 (rank order), 1 (group ranks by node)", c->topo_aware);
+    else if (c->test_nodes < 0)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_test_nodes; valid values: "
+                 "0 (real node names) or a positive number of emulated nodes", c->test_nodes);
     else
         return;
     c->params_valid = false;
@@ -167,7 +175,22 @@ static int braid_register(void)
         "new scratch then return MPI_ERR_NO_MEM); -1 = off",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL,
         &c->inject_alloc_failure);
+    c->topo_aware = 1;
+    (void)mca_base_component_var_register(v, "topo_aware",
+        "Run the algorithms of barrier, bcast and commutative reductions with the ranks grouped by "
+        "node, so rings cross between nodes once per node whatever the rank mapping (1), or in "
+        "rank order (0). Read when a communicator is created; may be changed through MPI_T with "
+        "the same value on every process",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->topo_aware);
+    c->test_nodes = 0;
+    (void)mca_base_component_var_register(v, "test_nodes",
+        "For tests on one machine: N > 0 makes braid treat process r of MPI_COMM_WORLD as running "
+        "on node r % N (as mpirun --map-by node over N hosts); 0 = the real node names",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &c->test_nodes);
     check_numeric_params();
+    mca_coll_braid_register_pvars(v);
     return OMPI_SUCCESS;
 }
 
@@ -243,6 +266,8 @@ static int braid_close(void)
     }
     braid_ucx_finalize();
     c->transport_ready = false;
+    free(c->node_key);
+    c->node_key = NULL;
     if (NULL != c->rules) {
         braid_table_free(c->rules);
         free(c->rules);

@@ -47,7 +47,15 @@ int mca_coll_braid_run(mca_coll_braid_module_t *m, braid_coll_t coll, int alg, b
 {
     mca_coll_braid_trace(m, coll, braid_alg_name(coll, alg), bytes);
     braid_ucx_comm_begin(m->tcomm);
-    int rc = fn(&m->bcomm, a);
+    int root;
+    braid_comm_t *view = mca_coll_braid_view_for(m, coll, a, &root);
+    braid_coll_args_t rerooted;
+    if (NULL != a && root != a->root) {
+        rerooted = *a;
+        rerooted.root = root;
+        a = &rerooted;
+    }
+    int rc = fn(view, a);
     if (BRAID_OK != rc && BRAID_ERR_UNSUPPORTED != rc)
         opal_output_verbose(1, cmp()->output, "braid: %s %s on %s failed (braid code %d)",
                             braid_coll_name(coll), braid_alg_name(coll, alg), m->comm->c_name, rc);
@@ -75,6 +83,13 @@ int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_base_modul
 /* bcast                                                               */
 /* ------------------------------------------------------------------ */
 
+const braid_algo_fn_t mca_coll_braid_bcast_fns[BRAID_BCAST_NALGS] = {
+    [BRAID_BCAST_ONE_TO_ALL] = braid_bcast_one_to_all,
+    [BRAID_BCAST_BINOMIAL] = braid_bcast_binomial,
+    [BRAID_BCAST_SCATTER_ALLGATHER] = braid_bcast_scatter_allgather,
+    [BRAID_BCAST_DBTREE] = braid_bcast_dbtree,
+};
+
 int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -83,12 +98,7 @@ int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     if (0 == bytes) return MPI_SUCCESS;
     braid_choice_t choice = mca_coll_braid_choose(m, BRAID_COLL_BCAST, bytes);
     int alg = choice.alg;
-    static const braid_algo_fn_t fns[BRAID_BCAST_NALGS] = {
-        [BRAID_BCAST_ONE_TO_ALL] = braid_bcast_one_to_all,
-        [BRAID_BCAST_BINOMIAL] = braid_bcast_binomial,
-        [BRAID_BCAST_SCATTER_ALLGATHER] = braid_bcast_scatter_allgather,
-        [BRAID_BCAST_DBTREE] = braid_bcast_dbtree,
-    };
+    const braid_algo_fn_t *fns = mca_coll_braid_bcast_fns;
 
     braid_coll_args_t a = { 0 };
     a.count = bytes;

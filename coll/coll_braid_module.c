@@ -14,6 +14,7 @@
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 #include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
 #include "ompi/runtime/mpiruntime.h"
@@ -29,6 +30,12 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     memset(m->choice_cache, 0, sizeof(m->choice_cache));
     m->op_cache_valid = false;
     m->cuda = NULL;
+    memset(&m->topo, 0, sizeof(m->topo));
+    memset(&m->topo_view, 0, sizeof(m->topo_view));
+    memset(&m->node_view, 0, sizeof(m->node_view));
+    memset(&m->leader_view, 0, sizeof(m->leader_view));
+    m->topo_ordered = false;
+    m->hier_ready = false;
 }
 
 #define RELEASE_PREV(m, name)                                         \
@@ -51,6 +58,7 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     braid_ucx_comm_destroy(m->tcomm);
     m->tcomm = NULL;
     mca_coll_braid_cuda_release(m);
+    mca_coll_braid_topo_release(m);
     braid_scratch_release(&m->scratch);
     free(m->rcounts);
     m->rcounts = NULL;
@@ -105,28 +113,32 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
         c->disabled = true;
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    /* each record: 8-byte length, then the address */
-    size_t stride = sizeof(uint64_t) + (size_t)max_len;
+    /* each record: 8-byte address length, 8-byte node key, the address */
+    size_t stride = 2 * sizeof(uint64_t) + (size_t)max_len;
     char *mine = calloc(1, stride), *all = calloc((size_t)P, stride);
     size_t *lens = calloc((size_t)P, sizeof(size_t));
-    if (NULL == mine || NULL == all || NULL == lens) {
+    c->node_key = calloc((size_t)P, sizeof(uint64_t));
+    if (NULL == mine || NULL == all || NULL == lens || NULL == c->node_key) {
         free(mine); free(all); free(lens);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     const void *addr;
     size_t alen;
     braid_ucx_local_address(&addr, &alen);
-    uint64_t l64 = alen;
+    uint64_t l64 = alen, key = mca_coll_braid_node_key(opal_process_info.nodename, rank);
     memcpy(mine, &l64, sizeof(l64));
-    memcpy(mine + sizeof(l64), addr, alen);
+    memcpy(mine + sizeof(l64), &key, sizeof(key));
+    memcpy(mine + 2 * sizeof(l64), addr, alen);
     rc = m->prev.allgather(mine, (int)stride, MPI_BYTE, all, (int)stride, MPI_BYTE, comm,
                            m->prev.allgather_module);
     if (OMPI_SUCCESS == rc) {
         for (int i = 0; i < P; i++) {
             memcpy(&l64, all + (size_t)i * stride, sizeof(l64));
             lens[i] = (size_t)l64;
+            memcpy(&c->node_key[i], all + (size_t)i * stride + sizeof(l64), sizeof(uint64_t));
         }
-        rc = braid_ucx_set_peers(P, all + sizeof(uint64_t), stride, lens);
+        rc = braid_ucx_set_peers(P, all + 2 * sizeof(uint64_t), stride, lens);
+        if (BRAID_OK == rc) rc = braid_ucx_set_nodes(P, c->node_key, rank);
         rc = (BRAID_OK == rc) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
     }
     free(mine); free(all); free(lens);
@@ -236,9 +248,13 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     for (int i = 0; i < P; i++)
         proc_index[i] = (int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid;
     m->tcomm = braid_ucx_comm_create(ompi_comm_get_cid(comm), ompi_comm_rank(comm), P, proc_index);
+    int rc = OMPI_ERR_OUT_OF_RESOURCE;
+    if (NULL != m->tcomm) {
+        braid_ucx_comm_bind(m->tcomm, &m->bcomm);
+        rc = mca_coll_braid_topo_setup(m, proc_index);
+    }
     free(proc_index);
-    if (NULL == m->tcomm) return OMPI_ERR_OUT_OF_RESOURCE;
-    braid_ucx_comm_bind(m->tcomm, &m->bcomm);
+    if (OMPI_SUCCESS != rc) return rc;
     if (c->inject_alloc_failure >= 0) {
         m->scratch.fail_alloc = 1;
         m->scratch.allocs_before_failure = (unsigned)c->inject_alloc_failure;

@@ -157,7 +157,48 @@ static const braid_algo_fn_t allreduce_fns[BRAID_ALLREDUCE_NALGS] = {
     [BRAID_ALLREDUCE_BCUBE] = braid_allreduce_bcube,
     [BRAID_ALLREDUCE_DBTREE] = braid_allreduce_dbtree,
     [BRAID_ALLREDUCE_RECURSIVE_DOUBLING] = braid_allreduce_recursive_doubling,
+    [BRAID_ALLREDUCE_HIERARCHICAL] = braid_allreduce_hierarchical,
 };
+
+static const braid_algo_fn_t reduce_fns[BRAID_REDUCE_NALGS] = {
+    [BRAID_REDUCE_BINOMIAL] = braid_reduce_binomial,
+    [BRAID_REDUCE_DBTREE] = braid_reduce_dbtree,
+};
+
+/* A phase of the hierarchical allreduce: the table's choice for the size
+ * of the view it runs on, with the MCA overrides. */
+static braid_choice_t phase_choice(braid_coll_t coll, int size, size_t bytes, int forced)
+{
+    braid_choice_t ch = braid_select(coll, size, bytes, forced, mca_coll_braid_component.rules);
+    mca_coll_braid_apply_param_overrides(coll, &ch);
+    return ch;
+}
+
+/* Bind the hierarchical allreduce to m's node and leader views. A forced
+ * reduce or bcast algorithm applies inside the nodes; the leaders' allreduce
+ * comes from the table (never hierarchical again). */
+static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, braid_hier_t *h)
+{
+    const mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return MPI_ERR_NO_MEM;
+    int local = m->node_view.comm.size, nodes = m->leader_view.comm.size;
+    braid_choice_t r = phase_choice(BRAID_COLL_REDUCE, local, bytes,
+                                    c->forced_algorithm[BRAID_COLL_REDUCE]);
+    braid_choice_t l = phase_choice(BRAID_COLL_ALLREDUCE, nodes, bytes, BRAID_ALG_AUTO);
+    braid_choice_t b = phase_choice(BRAID_COLL_BCAST, local, bytes,
+                                    c->forced_algorithm[BRAID_COLL_BCAST]);
+    if (BRAID_ALLREDUCE_HIERARCHICAL == l.alg) l.alg = BRAID_ALLREDUCE_HALVING_DOUBLING;
+    memset(h, 0, sizeof(*h));
+    h->node = &m->node_view.comm;
+    h->leaders = braid_subcomm_is_member(&m->leader_view) ? &m->leader_view.comm : NULL;
+    h->node_reduce = reduce_fns[r.alg];
+    h->leaders_allreduce = allreduce_fns[l.alg];
+    h->node_bcast = mca_coll_braid_bcast_fns[b.alg];
+    h->node_reduce_params = r.params;
+    h->leaders_params = l.params;
+    h->node_bcast_params = b.params;
+    return MPI_SUCCESS;
+}
 
 int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
@@ -175,8 +216,14 @@ int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct omp
     mca_coll_braid_op_t storage;
     braid_coll_args_t a;
     bind_args(m, &a, mca_coll_braid_op_get(m, dtype, op, &storage), &choice, n, l.extent);
+    braid_hier_t hier;
+    int rc;
+    if (BRAID_ALLREDUCE_HIERARCHICAL == choice.alg) {
+        if (MPI_SUCCESS != (rc = bind_hier(m, bytes, &hier))) return rc;
+        a.hier = &hier;
+    }
     placed_t p;
-    int rc = place_device_aware(m, &l, sbuf, rbuf, rbuf, n, &p);
+    rc = place_device_aware(m, &l, sbuf, rbuf, rbuf, n, &p);
     if (MPI_SUCCESS != rc) return rc;
     bool direct = LAYOUT_DIRECT == l.kind;
     rc = mca_coll_braid_run_segments(m, BRAID_COLL_ALLREDUCE, choice.alg, allreduce_fns[choice.alg],
@@ -193,10 +240,6 @@ int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct omp
 /* MPI_Reduce                                                           */
 /* ------------------------------------------------------------------ */
 
-static const braid_algo_fn_t reduce_fns[BRAID_REDUCE_NALGS] = {
-    [BRAID_REDUCE_BINOMIAL] = braid_reduce_binomial,
-    [BRAID_REDUCE_DBTREE] = braid_reduce_dbtree,
-};
 
 int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,

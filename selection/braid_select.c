@@ -17,7 +17,8 @@ static const char *const barrier_algs[] = { "auto", "all_to_all", "all_to_one", 
 static const char *const bcast_algs[] = { "auto", "one_to_all", "binomial", "scatter_allgather",
                                           "dbtree", NULL };
 static const char *const allreduce_algs[] = { "auto", "ring", "ring_chunked", "halving_doubling",
-                                              "bcube", "dbtree", "recursive_doubling", NULL };
+                                              "bcube", "dbtree", "recursive_doubling",
+                                              "hierarchical", NULL };
 static const char *const reduce_algs[] = { "auto", "binomial", "dbtree", NULL };
 static const char *const reduce_scatter_algs[] = { "auto", "ring", "halving_doubling", NULL };
 static const char *const allgather_algs[] = { "auto", "ring", "recursive_doubling", NULL };

@@ -28,7 +28,13 @@ static struct {
     size_t local_addr_len;
     int npeers;
     braid_ucx_peer_t *peers;
+    bool *peer_off_node;  /* per process: on another node (NULL: all local) */
 } g;
+
+/* outside g: finalize clears g, the counters' address must stay valid */
+static braid_ucx_counters_t counters;
+
+braid_ucx_counters_t *braid_ucx_counters(void) { return &counters; }
 
 struct braid_ucx_comm {
     uint32_t cid;
@@ -138,6 +144,28 @@ int braid_ucx_set_peers(int nprocs, const void *addrs, size_t stride, const size
     return BRAID_OK;
 }
 
+int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc)
+{
+    if (!g.ready || nprocs != g.npeers || my_proc < 0 || my_proc >= nprocs) return BRAID_ERR_ARG;
+    bool *off = malloc((size_t)nprocs * sizeof(bool));
+    if (NULL == off) return BRAID_ERR_NOMEM;
+    for (int i = 0; i < nprocs; i++) off[i] = node_keys[i] != node_keys[my_proc];
+    free(g.peer_off_node);
+    g.peer_off_node = off;
+    return BRAID_OK;
+}
+
+static void count_send(int proc, size_t len)
+{
+    if (NULL != g.peer_off_node && g.peer_off_node[proc]) {
+        counters.inter_node_msgs++;
+        counters.inter_node_bytes += len;
+    } else {
+        counters.intra_node_msgs++;
+        counters.intra_node_bytes += len;
+    }
+}
+
 /* Wait for a request to finish, progressing the worker. Returns its status
  * and frees it. */
 static ucs_status_t wait_request(void *req)
@@ -181,6 +209,8 @@ static void close_endpoints(void)
     free(g.peers);
     g.peers = NULL;
     g.npeers = 0;
+    free(g.peer_off_node);
+    g.peer_off_node = NULL;
 }
 
 void braid_ucx_finalize(void)
@@ -247,8 +277,10 @@ static int ucx_isend(void *state, int peer, braid_step_t step,
     braid_ucx_comm_t *c = state;
     *req = NULL;
     if (peer < 0 || peer >= c->size) return BRAID_ERR_ARG;
-    ucp_ep_h ep = get_ep(c->proc_index[peer]);
+    int proc = c->proc_index[peer];
+    ucp_ep_h ep = get_ep(proc);
     if (NULL == ep) return BRAID_ERR_TRANSPORT;
+    count_send(proc, len);
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     uint64_t tag = braid_tag_make(c->cid, c->seq, braid_tag_fold_step(step), (uint32_t)c->rank);

@@ -51,6 +51,20 @@ int braid_ucx_local_address(const void **addr, size_t *len);
 int braid_ucx_set_peers(int nprocs, const void *addrs, size_t stride, const size_t *lens);
 int braid_ucx_npeers(void);
 
+/* Which node each process is on: node_keys[i] for process i (equal keys =
+ * same node; nprocs entries, copied). Only the traffic counters use it. */
+int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc);
+
+/* Messages and bytes this process has sent, by whether the peer is on this
+ * node (counted from the first send after braid_ucx_set_nodes; before it
+ * every peer counts as on this node). The address is stable for the life of
+ * the process (MPI_T performance variables read it). */
+typedef struct braid_ucx_counters {
+    unsigned long long intra_node_msgs, intra_node_bytes;
+    unsigned long long inter_node_msgs, inter_node_bytes;
+} braid_ucx_counters_t;
+braid_ucx_counters_t *braid_ucx_counters(void);
+
 /* Progress the worker once (for the MPI library's progress loop, so that
  * braid's outstanding sends - e.g. a TCP connection handshake or a
  * rendezvous - complete while this process is busy elsewhere). Returns

@@ -139,6 +139,8 @@ typedef struct braid_params {
     int bcube_base;       /* bcube group size, 0 = algorithm default */
 } braid_params_t;
 
+struct braid_hier;
+
 typedef struct braid_coll_args {
     const void *sbuf;     /* NULL means in place: the input is in rbuf */
     void *rbuf;
@@ -157,6 +159,9 @@ typedef struct braid_coll_args {
     /* reduce_scatter: elements each rank receives (size entries); NULL for
      * reduce_scatter_block, where every rank receives `count`. */
     const size_t *rcounts;
+    /* allreduce hierarchical: the node and leader views and the algorithm of
+     * each phase; NULL for every other algorithm */
+    const struct braid_hier *hier;
 } braid_coll_args_t;
 
 /* ------------------------------------------------------------------ */
@@ -183,6 +188,21 @@ int braid_allreduce_halving_doubling(braid_comm_t *c, const braid_coll_args_t *a
 int braid_allreduce_bcube(braid_comm_t *c, const braid_coll_args_t *a);
 int braid_allreduce_dbtree(braid_comm_t *c, const braid_coll_args_t *a);
 int braid_allreduce_recursive_doubling(braid_comm_t *c, const braid_coll_args_t *a);
+
+/* allreduce in three phases over views of one communicator (braid_topo.h):
+ * reduce to rank 0 of each node, allreduce among the node leaders, bcast
+ * from rank 0 of each node. Commutative ops only (BRAID_ERR_UNSUPPORTED
+ * otherwise, before any message). c is the whole communicator; the views
+ * come in a->hier. */
+typedef struct braid_hier {
+    braid_comm_t *node;               /* this rank's node; view rank 0 leads it */
+    braid_comm_t *leaders;            /* one rank per node; NULL unless this rank leads */
+    braid_algo_fn_t node_reduce;      /* phase 1, root 0 */
+    braid_algo_fn_t leaders_allreduce;/* phase 2, in place */
+    braid_algo_fn_t node_bcast;       /* phase 3, root 0, bytes */
+    braid_params_t node_reduce_params, leaders_params, node_bcast_params;
+} braid_hier_t;
+int braid_allreduce_hierarchical(braid_comm_t *c, const braid_coll_args_t *a);
 
 /* reduce: root's rbuf receives count elements */
 int braid_reduce_dbtree(braid_comm_t *c, const braid_coll_args_t *a);
