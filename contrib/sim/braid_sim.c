@@ -11,16 +11,22 @@
  *             [--factor 4] [--alpha-intra us] [--beta-intra GB/s]
  *             [--alpha-inter us] [--nic GB/s] [--gamma GB/s]
  *             [--overhead us] [--chunk bytes] [--timeline file.csv]
+ *             [--topo-aware 0|1]
  *
  * Sizes are the allreduce message size (count x 4-byte floats, one rank's
  * vector). Every (algorithm, size) runs twice: a counting pass finds the
  * ranks of each node that send off-node (they share the node's NIC), the
  * second pass predicts the time. --timeline writes every message of the last (algorithm, size)
  * run as CSV. Model: see braid_sim.h.
+ *
+ * As in the component, the algorithms run on the ranks grouped by node
+ * (braid_topo.h) unless --topo-aware 0; "hierarchical" runs on the node and
+ * leader views with the phase algorithms the built-in table picks for them.
  */
 #define _GNU_SOURCE
 #include "braid_sim.h"
 #include "braid_select.h"
+#include "braid_topo.h"
 #include "braid_trees.h"
 
 #include <getopt.h>
@@ -45,6 +51,7 @@ static const sim_alg_t all_algs[] = {
     { "bcube", BRAID_ALLREDUCE_BCUBE, braid_allreduce_bcube, 4 },
     { "bcube_auto", BRAID_ALLREDUCE_BCUBE, braid_allreduce_bcube, BRAID_BCUBE_AUTO },
     { "dbtree", BRAID_ALLREDUCE_DBTREE, braid_allreduce_dbtree, 0 },
+    { "hierarchical", BRAID_ALLREDUCE_HIERARCHICAL, braid_allreduce_hierarchical, 0 },
 };
 #define N_ALL (sizeof(all_algs) / sizeof(all_algs[0]))
 
@@ -54,6 +61,9 @@ typedef struct job {
     size_t count, esize;
     braid_params_t params;
     braid_scratch_t *scratch;
+    const braid_topo_t *topo;  /* ranks grouped by node */
+    bool topo_aware;           /* run in node order, as coll_braid_topo_aware=1 */
+    braid_hier_t phases;       /* hierarchical: the phase algorithms (views per rank) */
 } job_t;
 
 static void phantom_reduce(const void *in, void *inout, size_t count, void *arg)
@@ -76,9 +86,66 @@ static int rank_body(braid_comm_t *c, void *arg)
     a.op.commutative = true;
     a.scratch = &j->scratch[c->rank];
     a.params = j->params;
-    int rc = j->fn(c, &a);
+    const braid_topo_t *t = j->topo;
+    braid_subcomm_t view, node, leaders;
+    int rc, lead_rc = BRAID_OK;
+    if (braid_allreduce_hierarchical == j->fn) {
+        /* the component's views: this rank's node, and the node leaders */
+        int k = t->node_of[c->rank];
+        int *lead = malloc((size_t)t->nnodes * sizeof(int));
+        if (NULL == lead) return BRAID_ERR_NOMEM;
+        braid_topo_leaders(t, lead);
+        rc = braid_subcomm_init(&node, c, braid_topo_node_size(t, k), braid_topo_node_ranks(t, k));
+        if (BRAID_OK == rc) lead_rc = braid_subcomm_init(&leaders, c, t->nnodes, lead);
+        free(lead);
+        if (BRAID_OK != rc || BRAID_OK != lead_rc) return BRAID_ERR_NOMEM;
+        braid_hier_t h = j->phases;
+        h.node = &node.comm;
+        h.leaders = braid_subcomm_is_member(&leaders) ? &leaders.comm : NULL;
+        a.hier = &h;
+        rc = j->fn(c, &a);
+        braid_subcomm_fini(&node);
+        braid_subcomm_fini(&leaders);
+    } else if (j->topo_aware && !braid_topo_is_grouped(t)) {
+        if (BRAID_OK != braid_subcomm_init(&view, c, c->size, t->order)) return BRAID_ERR_NOMEM;
+        rc = j->fn(&view.comm, &a);
+        braid_subcomm_fini(&view);
+    } else {
+        rc = j->fn(c, &a);
+    }
     braid_scratch_release(a.scratch);
     return rc;
+}
+
+/* The hierarchical allreduce's phases, chosen as the component chooses
+ * them: the built-in table for the size of each view. */
+static braid_hier_t hier_phases(const braid_topo_t *t, size_t bytes)
+{
+    static const braid_algo_fn_t reduce_fns[BRAID_REDUCE_NALGS] = {
+        [BRAID_REDUCE_BINOMIAL] = braid_reduce_binomial, [BRAID_REDUCE_DBTREE] = braid_reduce_dbtree,
+    };
+    static const braid_algo_fn_t bcast_fns[BRAID_BCAST_NALGS] = {
+        [BRAID_BCAST_ONE_TO_ALL] = braid_bcast_one_to_all,
+        [BRAID_BCAST_BINOMIAL] = braid_bcast_binomial,
+        [BRAID_BCAST_SCATTER_ALLGATHER] = braid_bcast_scatter_allgather,
+        [BRAID_BCAST_DBTREE] = braid_bcast_dbtree,
+    };
+    int local = braid_topo_node_size(t, 0);
+    braid_choice_t r = braid_select(BRAID_COLL_REDUCE, local, bytes, 0, NULL);
+    braid_choice_t l = braid_select(BRAID_COLL_ALLREDUCE, t->nnodes, bytes, 0, NULL);
+    braid_choice_t b = braid_select(BRAID_COLL_BCAST, local, bytes, 0, NULL);
+    braid_hier_t h;
+    memset(&h, 0, sizeof(h));
+    h.node_reduce = reduce_fns[r.alg];
+    h.node_bcast = bcast_fns[b.alg];
+    h.leaders_allreduce = braid_allreduce_halving_doubling;
+    for (size_t k = 0; k < N_ALL; k++)
+        if (all_algs[k].id == l.alg && BRAID_ALLREDUCE_HIERARCHICAL != l.alg)
+            h.leaders_allreduce = all_algs[k].fn;
+    h.node_reduce_params = r.params;
+    h.leaders_params = l.params;
+    h.node_bcast_params = b.params;
+    return h;
 }
 
 static size_t parse_size(const char *s)
@@ -109,7 +176,7 @@ static void usage(void)
             "       [-a alg,alg,...] [--min bytes] [--max bytes] [--factor f]\n"
             "       [--alpha-intra us] [--beta-intra GB/s] [--alpha-inter us]\n"
             "       [--nic GB/s] [--gamma GB/s] [--overhead us] [--chunk bytes]\n"
-            "       [--timeline file.csv]\n"
+            "       [--timeline file.csv] [--topo-aware 0|1]\n"
             "algorithms: ring ring_chunked halving_doubling bcube bcube_auto dbtree\n");
 }
 
@@ -133,7 +200,7 @@ static int pick_algs(const char *list, sim_alg_t *out)
 
 int main(int argc, char **argv)
 {
-    int P = 0, rpn = 8, cyclic = 0, nalgs;
+    int P = 0, rpn = 8, cyclic = 0, topo_aware = 1, nalgs;
     size_t smin = 8, smax = (size_t)64 << 20, chunk = 0;
     double factor = 4;
     const char *alglist = "ring_chunked,halving_doubling,bcube,bcube_auto,dbtree";
@@ -145,6 +212,7 @@ int main(int argc, char **argv)
         { "factor", 1, NULL, 3 }, { "alpha-intra", 1, NULL, 4 }, { "beta-intra", 1, NULL, 5 },
         { "alpha-inter", 1, NULL, 6 }, { "nic", 1, NULL, 7 }, { "gamma", 1, NULL, 8 },
         { "overhead", 1, NULL, 9 }, { "chunk", 1, NULL, 10 }, { "timeline", 1, NULL, 11 },
+        { "topo-aware", 1, NULL, 12 },
         { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
     };
     for (int c; -1 != (c = getopt_long(argc, argv, "P:n:a:m:h", opts, NULL));) {
@@ -164,6 +232,7 @@ int main(int argc, char **argv)
         case 9: m.overhead = atof(optarg); break;
         case 10: chunk = parse_size(optarg); break;
         case 11: timeline_path = optarg; break;
+        case 12: topo_aware = atoi(optarg); break;
         default: usage(); return 'h' == c ? 0 : 2;
         }
     }
@@ -184,10 +253,21 @@ int main(int argc, char **argv)
         return 1;
     }
     int nodes = braid_sim_nodes(P, rpn, cyclic, node_of);
+    uint64_t *keys = malloc((size_t)P * sizeof(uint64_t));
+    braid_topo_t topo;
+    if (NULL == keys) return 1;
+    for (int r = 0; r < P; r++) keys[r] = (uint64_t)node_of[r];
+    if (BRAID_OK != braid_topo_init(&topo, P, keys)) {
+        fprintf(stderr, "braid_sim: out of memory\n");
+        return 1;
+    }
+    free(keys);
+    job.topo = &topo;
+    job.topo_aware = 0 != topo_aware;
     braid_sim_config_t cfg = { .P = P, .node_of = node_of, .model = m, .phantom = true };
 
-    printf("# braid_sim: P=%d, %d ranks per node (%d nodes, map-by %s)\n", P, rpn, nodes,
-           cyclic ? "node" : "slot/block");
+    printf("# braid_sim: P=%d, %d ranks per node (%d nodes, map-by %s), algorithms in %s order\n",
+           P, rpn, nodes, cyclic ? "node" : "slot/block", topo_aware ? "node" : "rank");
     printf("# model: intra alpha %.2f us beta %.2f GB/s | inter alpha %.2f us, NIC %.2f GB/s "
            "shared by the node's off-node senders | gamma %.2f GB/s | overhead %.2f us/msg\n",
            m.alpha_intra, 1e-3 / m.beta_intra, m.alpha_inter, 1e-3 / m.beta_inter,
@@ -212,6 +292,7 @@ int main(int argc, char **argv)
             job.count = S / job.esize;
             job.params.chunk_bytes = chunk;
             job.params.bcube_base = algs[k].bcube_base;
+            if (braid_allreduce_hierarchical == job.fn) job.phases = hier_phases(&topo, S);
             /* pass 1 counts who talks off-node (the NIC shares), pass 2 times */
             braid_sim_result_t res;
             cfg.timeline = NULL;
@@ -264,6 +345,7 @@ int main(int argc, char **argv)
     printf("# crossovers (fastest algorithm changes; at the first size listed):\n%s",
            clen ? crossings : "#   none\n");
     munmap(job.rbuf, smax);
+    braid_topo_fini(&topo);
     free(job.scratch);
     free(node_of);
     free(share);
