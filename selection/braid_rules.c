@@ -273,10 +273,12 @@ static int parse_option(parser_t *p, const char *tok, braid_rule_t *r, int *seen
             return fail(p, "bad value '%s' for chunk (expected a size in bytes > 0 with "
                         "optional K/M/G suffix)", qv.s);
         r->choice.params.chunk_bytes = v;
+    } else if (0 == strcmp(val, "auto")) {
+        r->choice.params.bcube_base = -1;   /* BRAID_BCUBE_AUTO: two groups from P's factors */
     } else {
         if (NUM_OK != rc || v < 2 || v > BRAID_RULES_MAX_BASE)
-            return fail(p, "bad value '%s' for base (expected an integer from 2 to %d)", qv.s,
-                        BRAID_RULES_MAX_BASE);
+            return fail(p, "bad value '%s' for base (expected an integer from 2 to %d, or auto)",
+                        qv.s, BRAID_RULES_MAX_BASE);
         r->choice.params.bcube_base = (int)v;
     }
     return 0;

@@ -27,6 +27,13 @@
  *    beyond, where all the bandwidth algorithms meet at memory speed; small
  *    P = 4 and 8 allreduces use recursive_doubling (one whole-vector
  *    exchange per step) below the model's crossover with halving_doubling.
+ *  - P = 64, 128, ..., 4096 allreduce come from the simulator (contrib/sim,
+ *    braid's own algorithm code over a two-level alpha-beta-gamma model,
+ *    8 ranks per node; README "Simulator"): bcube with two groups from the
+ *    factors of P (base=auto) for small sizes, base 4 for the middle ones,
+ *    halving_doubling from 8M (64: ring_chunked from 64M). Only powers of
+ *    two: for a prime P bcube is one group of P ranks, and the simulator
+ *    puts it behind halving_doubling from 2K up (P = 131).
  * contrib/tune.sh measures any machine and P and writes rules that
  * override these rows.
  */
@@ -76,14 +83,43 @@ static const char builtin_rules[] =
     "allreduce      16          1M-inf          ring_chunked\n"
     "allreduce      17-32       0-2M-1          halving_doubling\n"
     "allreduce      17-32       2M-inf          ring_chunked\n"
-    "allreduce      33-64       0-4M-1          halving_doubling\n"
-    "allreduce      33-64       4M-inf          ring_chunked\n"
-    "allreduce      65-256      0-16M-1         halving_doubling\n"
-    "allreduce      65-256      16M-inf         ring_chunked\n"
-    "allreduce      257-1024    0-64M-1         halving_doubling\n"
-    "allreduce      257-1024    64M-inf         ring_chunked\n"
-    "allreduce      1025-inf    0-256M-1        halving_doubling\n"
-    "allreduce      1025-inf    256M-inf        ring_chunked\n"
+    "allreduce      33-63       0-4M-1          halving_doubling\n"
+    "allreduce      33-63       4M-inf          ring_chunked\n"
+    "allreduce      64          0-2M-1          bcube              base=auto\n"
+    "allreduce      64          2M-64M-1        halving_doubling\n"
+    "allreduce      64          64M-inf         ring_chunked\n"
+    "allreduce      65-127      0-16M-1         halving_doubling\n"
+    "allreduce      65-127      16M-inf         ring_chunked\n"
+    "allreduce      128         0-1M-1          bcube              base=auto\n"
+    "allreduce      128         1M-8M-1         bcube              base=4\n"
+    "allreduce      128         8M-inf          halving_doubling\n"
+    "allreduce      129-255     0-16M-1         halving_doubling\n"
+    "allreduce      129-255     16M-inf         ring_chunked\n"
+    "allreduce      256         0-1M-1          bcube              base=auto\n"
+    "allreduce      256         1M-8M-1         bcube              base=4\n"
+    "allreduce      256         8M-inf          halving_doubling\n"
+    "allreduce      257-511     0-64M-1         halving_doubling\n"
+    "allreduce      257-511     64M-inf         ring_chunked\n"
+    "allreduce      512         0-128K-1        bcube              base=auto\n"
+    "allreduce      512         128K-8M-1       bcube              base=4\n"
+    "allreduce      512         8M-inf          halving_doubling\n"
+    "allreduce      513-1023    0-64M-1         halving_doubling\n"
+    "allreduce      513-1023    64M-inf         ring_chunked\n"
+    "allreduce      1024        0-128K-1        bcube              base=auto\n"
+    "allreduce      1024        128K-8M-1       bcube              base=4\n"
+    "allreduce      1024        8M-inf          halving_doubling\n"
+    "allreduce      1025-2047   0-256M-1        halving_doubling\n"
+    "allreduce      1025-2047   256M-inf        ring_chunked\n"
+    "allreduce      2048        0-255           bcube              base=auto\n"
+    "allreduce      2048        256-8M-1        bcube              base=4\n"
+    "allreduce      2048        8M-inf          halving_doubling\n"
+    "allreduce      2049-4095   0-256M-1        halving_doubling\n"
+    "allreduce      2049-4095   256M-inf        ring_chunked\n"
+    "allreduce      4096        0-255           bcube              base=auto\n"
+    "allreduce      4096        256-8M-1        bcube              base=4\n"
+    "allreduce      4096        8M-inf          halving_doubling\n"
+    "allreduce      4097-inf    0-256M-1        halving_doubling\n"
+    "allreduce      4097-inf    256M-inf        ring_chunked\n"
     "\n"
     "reduce         1-2         *               binomial\n"
     "reduce         3-inf       0-64K-1         binomial\n"
@@ -275,7 +311,10 @@ void braid_table_line(const braid_table_t *t, size_t i, char *buf, size_t len)
         braid_size_format(r->choice.params.chunk_bytes, c, sizeof c);
         snprintf(opts, sizeof opts, "chunk=%s", c);
     }
-    if (r->choice.params.bcube_base)
+    if (r->choice.params.bcube_base < 0)
+        snprintf(opts + strlen(opts), sizeof opts - strlen(opts), "%sbase=auto",
+                 opts[0] ? " " : "");
+    else if (r->choice.params.bcube_base)
         snprintf(opts + strlen(opts), sizeof opts - strlen(opts), "%sbase=%d",
                  opts[0] ? " " : "", r->choice.params.bcube_base);
     if (opts[0])

@@ -46,7 +46,7 @@ case $nhosts in 2|3|4) ;; *) die "BRAID_MH_HOSTS must be 2-4" ;; esac
 command -v ip >/dev/null || skip "iproute2 'ip' not found"
 command -v unshare >/dev/null || skip "util-linux 'unshare' not found"
 command -v mpirun >/dev/null || skip "mpirun not found"
-for p in mpi_reductions mpi_barrier_bcast; do
+for p in mpi_reductions mpi_barrier_bcast mpi_topo; do
     [ -x "$builddir/tests/mpi/$p" ] || die "$builddir/tests/mpi/$p not built (make check TESTS=)"
 done
 if ip -4 route show | grep -q "^$subnet\."; then

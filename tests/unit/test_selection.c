@@ -113,7 +113,7 @@ typedef struct { const char *text, *msg; } err_case_t;
 static const err_case_t err_cases[] = {
     { "allreduce 2 * ring\n\n# x\n\n\n\nallreduce 3 * rng\n",
       "rules.txt:7: unknown algorithm 'rng' for allreduce; valid: auto | ring | ring_chunked | "
-      "halving_doubling | bcube | dbtree | recursive_doubling" },
+      "halving_doubling | bcube | dbtree | recursive_doubling | hierarchical" },
     { "\n\nbcast 2 12Q binomial\n",
       "rules.txt:3: bad size '12Q' (expected a number with optional K/M/G suffix, 'inf' or '*')" },
     { "bcast 2 1K-12Q binomial",
@@ -171,9 +171,9 @@ static const err_case_t err_cases[] = {
       "rules.txt:1: bad value '' for chunk (expected a size in bytes > 0 with optional K/M/G "
       "suffix)" },
     { "allreduce 2 * bcube base=1",
-      "rules.txt:1: bad value '1' for base (expected an integer from 2 to 1024)" },
+      "rules.txt:1: bad value '1' for base (expected an integer from 2 to 1024, or auto)" },
     { "allreduce 2 * bcube base=1025",
-      "rules.txt:1: bad value '1025' for base (expected an integer from 2 to 1024)" },
+      "rules.txt:1: bad value '1025' for base (expected an integer from 2 to 1024, or auto)" },
     { "allreduce 2 * bcube base=4 base=8", "rules.txt:1: duplicate key 'base' in 'base=8'" },
     { "allreduce 2 * ring chunk=1M",
       "rules.txt:1: key 'chunk' does not apply to allreduce ring (it takes no keys)" },
@@ -461,6 +461,19 @@ START_TEST(test_precedence)
     /* an invalid collective */
     ck_assert_int_eq(braid_select(BRAID_COLL_N, 2, 0, 0, &t).alg, BRAID_ALG_AUTO);
     ck_assert_int_eq(braid_select((braid_coll_t)-1, 2, 0, 1, NULL).alg, BRAID_ALG_AUTO);
+    braid_table_free(&t);
+    /* base=auto: bcube's two groups from the factors of P, printed back as auto */
+    ck_assert_msg(0 == parse("allreduce 64-inf * bcube base=auto\n", &t, err), "%s", err);
+    c = braid_select(BRAID_COLL_ALLREDUCE, 100, 1024, 0, &t);
+    ck_assert_int_eq(c.alg, BRAID_ALLREDUCE_BCUBE);
+    ck_assert_int_eq(c.params.bcube_base, -1);
+    char line[BRAID_TABLE_LINE_MAX];
+    bool printed = false;
+    for (size_t i = 0; i < braid_table_nlines(&t); i++) {
+        braid_table_line(&t, i, line, sizeof line);
+        printed |= NULL != strstr(line, "bcube              base=auto");
+    }
+    ck_assert(printed);
     braid_table_free(&t);
 }
 END_TEST
