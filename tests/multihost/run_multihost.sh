@@ -7,15 +7,25 @@
 # private bridge (10.199.0.0/24: hosts .1-.4, the bridge .254 in the root
 # namespace, where mpirun runs; no route, NAT or forwarding to anything
 # else, so traffic stays on those links) and its own hostname (a UTS
-# namespace made for the orted that Open MPI starts there). mpirun starts
-# one orted per host with the rsh launcher and an agent script that enters
-# the host's namespaces; the ranks inherit them, so UCX carries braid's
-# traffic over TCP between hosts and shared memory inside a host (UCX tells
-# hosts apart by hostname and MAC address); UCX_NET_DEVICES=eth0 keeps its
-# TCP off each namespace's loopback.
-# KNOWN PROBLEM (open): with 2 ranks per host the first braid allreduce
-# sometimes never completes (seen 3 times in 6 runs, with and without
-# UCX_NET_DEVICES; np=2 with UCX_TLS=tcp,self and several 2x2 runs passed).
+# namespace made for the orted that Open MPI starts there) and its own boot
+# id (see below). mpirun starts one orted per host with the rsh launcher and
+# an agent script that enters the host's namespaces; the ranks inherit them,
+# so UCX carries braid's traffic over TCP between hosts and shared memory
+# inside a host; UCX_NET_DEVICES=eth0 keeps its TCP off each namespace's
+# loopback.
+#
+# The boot id: UCX's shared-memory transports (sysv, posix, cma) take a peer
+# for one on the same machine when its system id matches, and UCX 1.13
+# derives that id from /proc/sys/kernel/random/boot_id, not from the
+# hostname - identical in every namespace of one kernel. Left alone, UCX
+# would send between "hosts" through shared memory; the data lands, but the
+# wake-up that mm sends to the receiver's abstract UNIX socket fails with
+# ECONNREFUSED (abstract sockets belong to a network namespace), and with
+# UCX's adaptive progress a receiver that has no endpoint on its mm
+# interface yet does not poll it: a receive posted before the rank's first
+# send (e.g. braid's ring_chunked allreduce) never completes. So the agent
+# also gives each host a private mount namespace with its own boot_id bind-
+# mounted over the kernel's, and the sanity run checks both.
 #
 # The cases (tests/multihost/multihost_tests.list) go through
 # tests/mpi/run_mpi_tests.sh with the hostfile and launcher arguments in
@@ -92,6 +102,7 @@ for i in $(seq 1 "$nhosts"); do
     ip -n "$ns" link set lo up
     ip -n "$ns" link set eth0 up
     echo "$h slots=$slots" >>"$tmp/hostfile"
+    cat /proc/sys/kernel/random/uuid >"$tmp/boot_id.$h"   # see the header
 done
 # wait until every link is up (the bridge has no STP: ports forward at once;
 # the mpirun below is the connectivity check)
@@ -105,12 +116,17 @@ for i in $(seq 1 "$nhosts"); do
 done
 
 # the rsh agent: "agent [options] host command..." runs the command like
-# ssh would (one shell command line) inside the host's namespaces
+# ssh would (one shell command line) inside the host's namespaces, with the
+# host's own hostname and boot id (a private mount namespace: the bind
+# mount is gone when the host's processes end and never reaches the root
+# namespace)
 cat >"$tmp/agent" <<EOF
 #!/bin/sh
 while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
 host=\$1; shift
-exec ip netns exec "$tag-\$host" unshare --uts sh -c 'hostname "\$0" && exec sh -c "\$1"' "\$host" "\$*"
+exec ip netns exec "$tag-\$host" unshare --uts --mount --propagation private sh -c \\
+    'hostname "\$0" && mount --bind "\$2" /proc/sys/kernel/random/boot_id && exec sh -c "\$1"' \\
+    "\$host" "\$*" "$tmp/boot_id.\$host"
 EOF
 chmod +x "$tmp/agent"
 
@@ -120,14 +136,18 @@ launch=(--hostfile "$tmp/hostfile" --mca plm_rsh_agent "$tmp/agent" --mca plm_rs
         --mca btl self,vader,tcp -x UCX_NET_DEVICES=eth0 -x UCX_WARN_UNUSED_ENV_VARS=n
         ${BRAID_MH_MPIRUN_ARGS:-})
 
-# --- sanity: one rank per slot, each host its own hostname ----------------
+# --- sanity: one rank per slot, each host its own hostname and boot id ----
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-names=$(timeout -k 5 60 mpirun -np "$np" "${launch[@]}" hostname 2>"$tmp/hostname.err" | sort | uniq -c)
-echo "# ranks per host:"; echo "$names" | sed 's/^/#   /'
+# shellcheck disable=SC2016 # expanded by the ranks' shell
+names=$(timeout -k 5 60 mpirun -np "$np" "${launch[@]}" \
+            sh -c 'echo "$(hostname) $(cat /proc/sys/kernel/random/boot_id)"' \
+            2>"$tmp/hostname.err" | sort | uniq -c)
+echo "# ranks per host (and its boot id):"; echo "$names" | sed 's/^/#   /'
 distinct=$(echo "$names" | grep -c .)
-if [ "$distinct" -ne "$nhosts" ]; then
+boot_ids=$(echo "$names" | awk 'NF == 3 { print $3 }' | sort -u | grep -c .)
+if [ "$distinct" -ne "$nhosts" ] || [ "$boot_ids" -ne "$nhosts" ]; then
     cat "$tmp/hostname.err" >&2
-    die "expected $nhosts distinct hostnames, got $distinct"
+    die "expected $nhosts distinct hostnames and boot ids, got $distinct and $boot_ids"
 fi
 
 rx_before=()
