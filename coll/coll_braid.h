@@ -108,6 +108,7 @@ typedef struct mca_coll_braid_module_t {
     braid_topo_t topo;
     bool topo_ordered;
     braid_subcomm_t topo_view;
+    size_t *topo_counts;         /* 2P + 1: reduce-scatter block starts and counts in node order */
     bool hier_ready;
     braid_subcomm_t node_view, leader_view;
     mca_coll_braid_prev_t prev;
@@ -187,6 +188,16 @@ void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 /* topology (coll_braid_topo.c) */
 int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m, const int *proc_index);
 void mca_coll_braid_topo_release(mca_coll_braid_module_t *m);
+/* this collective runs in node order on m (same answer on every rank) */
+bool mca_coll_braid_node_ordered(const mca_coll_braid_module_t *m, braid_coll_t coll,
+                                 const braid_coll_args_t *a);
+/* allgather / reduce-scatter in node order (blocks laid out around the run);
+ * BRAID_* codes */
+int mca_coll_braid_allgather_node_order(mca_coll_braid_module_t *m, int alg, braid_algo_fn_t fn,
+                                        const braid_coll_args_t *a, size_t block);
+int mca_coll_braid_reduce_scatter_node_order(mca_coll_braid_module_t *m, int alg,
+                                             braid_algo_fn_t fn, const braid_coll_args_t *a,
+                                             size_t total, size_t bytes);
 /* the view a collective runs on, with its root in that view's numbering */
 braid_comm_t *mca_coll_braid_view_for(mca_coll_braid_module_t *m, braid_coll_t coll,
                                       const braid_coll_args_t *a, int *root);

@@ -190,8 +190,11 @@ int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_
     a.esize = 1;
     a.scratch = &m->scratch;
     a.params = choice.params;
-    rc = mca_coll_braid_to_mpi_error(
-        mca_coll_braid_run(m, BRAID_COLL_ALLGATHER, choice.alg, fns[choice.alg], &a, block));
+    if (mca_coll_braid_node_ordered(m, BRAID_COLL_ALLGATHER, &a))
+        rc = mca_coll_braid_allgather_node_order(m, choice.alg, fns[choice.alg], &a, block);
+    else
+        rc = mca_coll_braid_run(m, BRAID_COLL_ALLGATHER, choice.alg, fns[choice.alg], &a, block);
+    rc = mca_coll_braid_to_mpi_error(rc);
     if (MPI_SUCCESS == rc && !contiguous &&
         OMPI_SUCCESS != mca_coll_braid_unpack(rbuf, rn * (size_t)P, rdtype, base, block * (size_t)P))
         rc = MPI_ERR_INTERN;

@@ -34,6 +34,7 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     memset(&m->topo_view, 0, sizeof(m->topo_view));
     memset(&m->node_view, 0, sizeof(m->node_view));
     memset(&m->leader_view, 0, sizeof(m->leader_view));
+    m->topo_counts = NULL;
     m->topo_ordered = false;
     m->hier_ready = false;
 }

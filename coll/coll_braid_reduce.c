@@ -300,7 +300,12 @@ static int reduce_scatter_common(mca_coll_braid_module_t *m, const void *sbuf, v
     bind_args(m, &a, mca_coll_braid_op_get(m, dtype, op, &storage), &choice, count, l.extent);
     a.rcounts = rcounts;
     if (MPI_SUCCESS != place_buffers(m, &l, &a, sbuf, rbuf, rbuf, total)) return BRAID_ERR_NOMEM;
-    int rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE_SCATTER, choice.alg,
+    int rc;
+    if (mca_coll_braid_node_ordered(m, BRAID_COLL_REDUCE_SCATTER, &a))
+        rc = mca_coll_braid_reduce_scatter_node_order(m, choice.alg, reduce_scatter_fns[choice.alg],
+                                                      &a, total, bytes);
+    else
+        rc = mca_coll_braid_run(m, BRAID_COLL_REDUCE_SCATTER, choice.alg,
                                 reduce_scatter_fns[choice.alg], &a, bytes);
     size_t mine = rcounts ? rcounts[m->bcomm.rank] : count;
     if (BRAID_OK == rc && LAYOUT_STAGED == l.kind && mine > 0 &&

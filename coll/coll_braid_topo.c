@@ -6,7 +6,9 @@
  *    hosts, so tests can exercise the grouping on one machine);
  *  - each communicator's grouping of its ranks by node, and the view the
  *    algorithms run on: in node order when coll_braid_topo_aware=1 (rings
- *    then cross between nodes once per node), the ranks' own order otherwise;
+ *    then cross between nodes once per node), the ranks' own order otherwise
+ *    (and for non-commutative ops); allgather and reduce-scatter blocks are
+ *    laid out in node order around the run;
  *  - the node and leader views of the hierarchical allreduce;
  *  - MPI_T performance variables that count braid's sends by whether the
  *    peer is on this node.
@@ -17,6 +19,7 @@
 #include "coll_braid.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/util/output.h"
@@ -48,8 +51,13 @@ int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m, const int *proc_index)
     free(keys);
     if (BRAID_OK != rc) return OMPI_ERR_OUT_OF_RESOURCE;
     m->topo_ordered = c->topo_aware && m->topo.nnodes > 1 && !braid_topo_is_grouped(&m->topo);
-    if (m->topo_ordered && BRAID_OK != braid_subcomm_init(&m->topo_view, &m->bcomm, P, m->topo.order))
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    if (m->topo_ordered) {
+        /* reduce-scatter's block starts (P + 1) and counts in view order (P) */
+        m->topo_counts = malloc((2 * (size_t)P + 1) * sizeof(size_t));
+        if (NULL == m->topo_counts ||
+            BRAID_OK != braid_subcomm_init(&m->topo_view, &m->bcomm, P, m->topo.order))
+            return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     if (0 == m->bcomm.rank)
         opal_output_verbose(10, c->output, "braid: %s: %d ranks on %d node(s); algorithms run in %s",
                             m->comm->c_name, P, m->topo.nnodes,
@@ -63,24 +71,94 @@ void mca_coll_braid_topo_release(mca_coll_braid_module_t *m)
     braid_subcomm_fini(&m->node_view);
     braid_subcomm_fini(&m->leader_view);
     braid_topo_fini(&m->topo);
+    free(m->topo_counts);
+    m->topo_counts = NULL;
     m->topo_ordered = false;
     m->hier_ready = false;
 }
 
-/* Reordering keeps every result when the op may be applied in any order:
- * barrier, bcast, and reductions with commutative ops. Reduce-scatter and
- * allgather tie block i to rank i and stay in rank order. */
+/* Node order keeps every result when the op may be applied in any order:
+ * barrier, bcast, allgather, and reductions with commutative ops. Allgather
+ * and reduce-scatter tie block i to rank i: their glue lays the blocks out
+ * in node order around the run (below). The hierarchical allreduce makes its
+ * own views. */
+bool mca_coll_braid_node_ordered(const mca_coll_braid_module_t *m, braid_coll_t coll,
+                                 const braid_coll_args_t *a)
+{
+    if (!m->topo_ordered) return false;
+    switch (coll) {
+    case BRAID_COLL_BARRIER:
+    case BRAID_COLL_BCAST:
+    case BRAID_COLL_ALLGATHER:
+        return true;
+    case BRAID_COLL_ALLREDUCE:
+    case BRAID_COLL_REDUCE:
+    case BRAID_COLL_REDUCE_SCATTER:
+        return a->op.commutative && NULL == a->hier;
+    default:
+        return false;
+    }
+}
+
 braid_comm_t *mca_coll_braid_view_for(mca_coll_braid_module_t *m, braid_coll_t coll,
                                       const braid_coll_args_t *a, int *root)
 {
     *root = a ? a->root : 0;
-    bool reorder = m->topo_ordered &&
-                   (BRAID_COLL_BARRIER == coll || BRAID_COLL_BCAST == coll ||
-                    ((BRAID_COLL_ALLREDUCE == coll || BRAID_COLL_REDUCE == coll) &&
-                     a->op.commutative && NULL == a->hier));
-    if (!reorder) return &m->bcomm;
+    if (!mca_coll_braid_node_ordered(m, coll, a)) return &m->bcomm;
     *root = braid_subcomm_rank_of(&m->topo_view, *root);
     return &m->topo_view.comm;
+}
+
+/* Allgather in node order: the algorithm gathers into scratch with view
+ * rank v's block at v, then every block moves to its rank's place in the
+ * result (one extra copy of the result). a->rbuf holds this rank's block at
+ * its place. */
+int mca_coll_braid_allgather_node_order(mca_coll_braid_module_t *m, int alg, braid_algo_fn_t fn,
+                                        const braid_coll_args_t *a, size_t block)
+{
+    int P = m->bcomm.size, me = m->bcomm.rank, vme = m->topo_view.comm.rank;
+    char *out = a->rbuf;
+    char *v = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_IN, (size_t)P * block);
+    if (NULL == v) return BRAID_ERR_NOMEM;
+    memcpy(v + (size_t)vme * block, out + (size_t)me * block, block);
+    braid_coll_args_t va = *a;
+    va.sbuf = NULL;
+    va.rbuf = v;
+    int rc = mca_coll_braid_run(m, BRAID_COLL_ALLGATHER, alg, fn, &va, block);
+    if (BRAID_OK != rc) return rc;
+    for (int i = 0; i < P; i++)
+        if (i != vme) memcpy(out + (size_t)m->topo.order[i] * block, v + (size_t)i * block, block);
+    return BRAID_OK;
+}
+
+/* Reduce-scatter in node order: the input's blocks are copied into scratch
+ * in view order (one extra copy of the input) and the algorithm runs on the
+ * view with the counts in that order; view rank v's block is rank order[v]'s,
+ * so this rank's result is its own block. */
+int mca_coll_braid_reduce_scatter_node_order(mca_coll_braid_module_t *m, int alg,
+                                             braid_algo_fn_t fn, const braid_coll_args_t *a,
+                                             size_t total, size_t bytes)
+{
+    int P = m->bcomm.size;
+    size_t es = a->esize;
+    const char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
+    char *v = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT, total * es);
+    if (NULL == v) return BRAID_ERR_NOMEM;
+    size_t *start = m->topo_counts, *vcounts = m->topo_counts + P + 1;
+    start[0] = 0;
+    for (int b = 0; b < P; b++) start[b + 1] = start[b] + (a->rcounts ? a->rcounts[b] : a->count);
+    size_t pos = 0;
+    for (int i = 0; i < P; i++) {
+        int b = m->topo.order[i];
+        size_t n = start[b + 1] - start[b];
+        memcpy(v + pos * es, in + start[b] * es, n * es);
+        vcounts[i] = n;
+        pos += n;
+    }
+    braid_coll_args_t va = *a;
+    va.sbuf = v;
+    if (NULL != a->rcounts) va.rcounts = vcounts;
+    return mca_coll_braid_run(m, BRAID_COLL_REDUCE_SCATTER, alg, fn, &va, bytes);
 }
 
 int mca_coll_braid_hier_views(mca_coll_braid_module_t *m)

@@ -8,7 +8,9 @@
  *
  * Usage: mpi_topo ALGORITHM   (the allreduce algorithm mpirun forced:
  *        ring, ring_chunked, halving_doubling, bcube, dbtree,
- *        recursive_doubling, hierarchical, or bcast for a broadcast test)
+ *        recursive_doubling, hierarchical; or bcast for a broadcast test,
+ *        allgather_ring / reduce_scatter_ring for those collectives with
+ *        their ring forced)
  *
  * Nodes are what braid sees: process r is on node r % N when
  * coll_braid_test_nodes=N, else the node of MPI_COMM_TYPE_SHARED.
@@ -17,8 +19,9 @@
  * order and N the number of nodes:
  *  - every algorithm: results are right on both communicators; the
  *    node-ordered one sends no more inter-node bytes than rank order;
- *  - ring, ring_chunked (every rank sends the same number of messages, all
- *    to its ring neighbours): inter-node messages are exactly
+ *  - ring, ring_chunked, allgather and reduce-scatter rings (every rank
+ *    sends the same number of messages, all to its ring neighbours):
+ *    inter-node messages are exactly
  *    total x N / P in node order and total x C / P in rank order;
  *  - hierarchical: only node leaders send to other nodes, in both orders;
  *  - bcast (binomial tree from every root): node order is no worse.
@@ -150,6 +153,47 @@ static void bcast_checked(MPI_Comm comm)
     }
 }
 
+static void allgather_checked(MPI_Comm comm)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    enum { BLOCK = 5000 };
+    int *in = malloc(BLOCK * sizeof(int)), *out = malloc((size_t)P * BLOCK * sizeof(int));
+    for (int i = 0; i < BLOCK; i++) in[i] = rank * 100000 + i;
+    MPI_Allgather(in, BLOCK, MPI_INT, out, BLOCK, MPI_INT, comm);
+    int bad = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < BLOCK; i++) bad += out[(size_t)r * BLOCK + i] != r * 100000 + i;
+    mt_check(0 == bad, "allgather: %d wrong elements", bad);
+    free(in);
+    free(out);
+}
+
+/* uneven counts: rank r receives 1000 + 37 r elements */
+static void reduce_scatter_checked(MPI_Comm comm)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    int *counts = malloc((size_t)P * sizeof(int)), total = 0, first = 0;
+    for (int r = 0; r < P; r++) {
+        counts[r] = 1000 + 37 * r;
+        if (r < rank) first += counts[r];
+        total += counts[r];
+    }
+    long *in = malloc((size_t)total * sizeof(long)), *out = malloc((size_t)counts[rank] * sizeof(long));
+    for (int i = 0; i < total; i++) in[i] = (long)(rank + 1) * i;
+    MPI_Reduce_scatter(in, out, counts, MPI_LONG, MPI_SUM, comm);
+    int bad = 0;
+    for (int i = 0; i < counts[rank]; i++)
+        bad += out[i] != (long)P * (P + 1) / 2 * (first + i);
+    mt_check(0 == bad, "reduce_scatter: %d wrong elements", bad);
+    free(counts);
+    free(in);
+    free(out);
+}
+
 static unsigned long long sum_all(unsigned long long v)
 {
     unsigned long long s = 0;
@@ -165,8 +209,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     const char *alg = argc > 1 ? argv[1] : "ring";
-    bool is_bcast = 0 == strcmp(alg, "bcast");
-    bool is_ring = 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "ring_chunked");
+    void (*coll)(MPI_Comm) = allreduce_checked;
+    if (0 == strcmp(alg, "bcast")) coll = bcast_checked;
+    if (0 == strcmp(alg, "allgather_ring")) coll = allgather_checked;
+    if (0 == strcmp(alg, "reduce_scatter_ring")) coll = reduce_scatter_checked;
+    bool is_ring = 0 == strcmp(alg, "ring") || 0 == strcmp(alg, "ring_chunked") ||
+                   0 == strcmp(alg, "allgather_ring") || 0 == strcmp(alg, "reduce_scatter_ring");
     bool is_hier = 0 == strcmp(alg, "hierarchical");
 
     open_pvars();
@@ -190,7 +238,7 @@ int main(int argc, char **argv)
 
     unsigned long long inter_msgs[2], inter_bytes[2], all_msgs[2], leaderless[2];
     for (int t = 0; t < 2; t++) {
-        traffic_t tr = measure(is_bcast ? bcast_checked : allreduce_checked, comm[t]);
+        traffic_t tr = measure(coll, comm[t]);
         inter_msgs[t] = sum_all(tr.d[PV_INTER_MSGS]);
         inter_bytes[t] = sum_all(tr.d[PV_INTER_BYTES]);
         all_msgs[t] = sum_all(tr.d[PV_INTER_MSGS] + tr.d[PV_INTRA_MSGS]);
