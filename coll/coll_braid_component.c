@@ -177,10 +177,10 @@ static int braid_register(void)
         &c->inject_alloc_failure);
     c->topo_aware = 1;
     (void)mca_base_component_var_register(v, "topo_aware",
-        "Run the algorithms of barrier, bcast and commutative reductions with the ranks grouped by "
-        "node, so rings cross between nodes once per node whatever the rank mapping (1), or in "
-        "rank order (0). Read when a communicator is created; may be changed through MPI_T with "
-        "the same value on every process",
+        "Run the collectives with the ranks grouped by node, so rings cross between nodes once "
+        "per node whatever the rank mapping (1; reductions with non-commutative ops keep rank "
+        "order), or in rank order (0). Read when a communicator is created; may be changed "
+        "through MPI_T with the same value on every process",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &c->topo_aware);
     c->test_nodes = 0;
