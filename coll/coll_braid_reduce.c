@@ -240,7 +240,6 @@ int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct omp
 /* MPI_Reduce                                                           */
 /* ------------------------------------------------------------------ */
 
-
 int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module)
