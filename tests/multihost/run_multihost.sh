@@ -36,7 +36,8 @@
 #   sudo BRAID_BUILDDIR=$PWD BRAID_SRCDIR=.. ../tests/multihost/run_multihost.sh
 # Environment: BRAID_MH_HOSTS (2-4, default 3), BRAID_MH_SLOTS (ranks per
 # host, default 2), BRAID_MH_MPIRUN_ARGS (more mpirun arguments, e.g.
-# "-x UCX_TLS=tcp,self"), MPI_TEST_FILTER, MPI_TEST_TIMEOUT as for run_mpi_tests.sh.
+# "-x UCX_TLS=tcp,self"), BRAID_MH_LIST (another case list, same format),
+# MPI_TEST_FILTER, MPI_TEST_TIMEOUT as for run_mpi_tests.sh.
 set -u
 srcdir=${BRAID_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 srcdir=$(cd "$srcdir" && pwd)
@@ -157,7 +158,7 @@ for i in $(seq 1 "$nhosts"); do rx_before+=("$(cat /sys/class/net/${tag}v$i/stat
 
 # --- the cases ------------------------------------------------------------
 # @NP@ in the list is the number of slots, @NP1@ one less (an odd split)
-sed -e "s/@NP@/$np/g" -e "s/@NP1@/$((np - 1))/g" "$srcdir/tests/multihost/multihost_tests.list" \
+sed -e "s/@NP@/$np/g" -e "s/@NP1@/$((np - 1))/g" "${BRAID_MH_LIST:-$srcdir/tests/multihost/multihost_tests.list}" \
     >"$tmp/cases.list"
 MPI_TEST_LIST=$tmp/cases.list MPI_TEST_MPIRUN_ARGS="${launch[*]}" \
     BRAID_BUILDDIR=$builddir BRAID_SRCDIR=$srcdir \
