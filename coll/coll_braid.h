@@ -111,6 +111,8 @@ typedef struct mca_coll_braid_module_t {
     size_t *topo_counts;         /* 2P + 1: reduce-scatter block starts and counts in node order */
     bool hier_ready;
     braid_subcomm_t node_view, leader_view;
+    /* the hierarchical allreduce's phase algorithms for the last size */
+    struct { bool valid; size_t bytes; braid_hier_t h; } hier_cache;
     mca_coll_braid_prev_t prev;
     mca_coll_braid_op_t op_cache;
 } mca_coll_braid_module_t;

@@ -37,6 +37,7 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     m->topo_counts = NULL;
     m->topo_ordered = false;
     m->hier_ready = false;
+    memset(&m->hier_cache, 0, sizeof(m->hier_cache));
 }
 
 #define RELEASE_PREV(m, name)                                         \

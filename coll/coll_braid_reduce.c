@@ -180,6 +180,10 @@ static braid_choice_t phase_choice(braid_coll_t coll, int size, size_t bytes, in
 static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, braid_hier_t *h)
 {
     const mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    if (m->hier_cache.valid && m->hier_cache.bytes == bytes) {
+        *h = m->hier_cache.h;   /* no table lookups per call (as choice_cache) */
+        return MPI_SUCCESS;
+    }
     if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return MPI_ERR_NO_MEM;
     int local = m->node_view.comm.size, nodes = m->leader_view.comm.size;
     braid_choice_t r = phase_choice(BRAID_COLL_REDUCE, local, bytes,
@@ -197,6 +201,9 @@ static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, braid_hier_t *h)
     h->node_reduce_params = r.params;
     h->leaders_params = l.params;
     h->node_bcast_params = b.params;
+    m->hier_cache.valid = true;
+    m->hier_cache.bytes = bytes;
+    m->hier_cache.h = *h;
     return MPI_SUCCESS;
 }
 

@@ -75,6 +75,7 @@ void mca_coll_braid_topo_release(mca_coll_braid_module_t *m)
     m->topo_counts = NULL;
     m->topo_ordered = false;
     m->hier_ready = false;
+    m->hier_cache.valid = false;
 }
 
 /* Node order keeps every result when the op may be applied in any order:
