@@ -3,10 +3,14 @@
  * over UCX point-to-point with algorithms from Gloo, NCCL and the MPI
  * literature.
  *
- * This header and the coll_braid_*.c files are the glue to Open MPI: MCA
- * parameters, comm_query/enable, the MPI entry points (argument
- * normalisation, selection, dispatch, fallback). The algorithms live in
- * coll/algo/ and see only braid_algo.h.
+ * This header and the coll_braid_*.c files are the glue to Open MPI, and the
+ * only place Open MPI's internals appear: MCA parameters, comm_query/enable
+ * (component, module), the MPI entry points (entry_move, entry_reduce:
+ * argument normalisation, fallback), the one dispatch below them (dispatch:
+ * choose, trace, view, run), datatypes and ops, device buffers (cuda) and
+ * node grouping (topo). The glue calls only down: into the algorithms
+ * through the registry (core/braid_registry.h), the core engines and
+ * patterns, the selection table and the UCX transport.
  */
 #ifndef MCA_COLL_BRAID_H
 #define MCA_COLL_BRAID_H
@@ -18,6 +22,7 @@
 #include "ompi/communicator/communicator.h"
 
 #include "braid_algo.h"
+#include "braid_registry.h"
 #include "braid_topo.h"
 #include "braid_ucx.h"
 #include "braid_tag.h"
@@ -111,7 +116,8 @@ typedef struct mca_coll_braid_module_t {
     size_t *topo_counts;         /* 2P + 1: reduce-scatter block starts and counts in node order */
     bool hier_ready;
     braid_subcomm_t node_view, leader_view;
-    /* the hierarchical allreduce's phase algorithms for the last size */
+    /* the hierarchical allreduce's phase algorithms for the last size
+     * (coll_braid_dispatch.c) */
     struct { bool valid; size_t bytes; braid_hier_t h; } hier_cache;
     mca_coll_braid_prev_t prev;
     mca_coll_braid_op_t op_cache;
@@ -157,27 +163,48 @@ int mca_coll_braid_unpack(void *userbuf, size_t count, struct ompi_datatype_t *d
                           const void *packed, size_t bytes);
 bool mca_coll_braid_is_contiguous(struct ompi_datatype_t *dt, size_t count);
 void *mca_coll_braid_contig_base(const void *buf, struct ompi_datatype_t *dt);
-
-/* selection and dispatch (coll_braid_entry.c) */
 size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype);
+
+/* One collective call on its way down (coll_braid_dispatch.c). */
+typedef struct mca_coll_braid_call {
+    braid_coll_t coll;
+    size_t bytes;                 /* the selection size (selection/RULES.md) */
+    braid_choice_t choice;
+    braid_coll_args_t args;       /* sbuf, rbuf set by the entry point unless pipelined */
+    /* allreduce, reduce, bcast on contiguous buffers: this rank's input and
+     * output as the staging pipeline takes them (braid_devpipe.h); the
+     * dispatch runs the algorithm once on them when neither is on a device
+     * and the job does not cut messages into segments */
+    bool pipelined;
+    braid_devpipe_kind_t kind;
+    const void *in;
+    void *out;
+    bool in_dev, out_dev;
+} mca_coll_braid_call_t;
+
+/* The table's choice for coll at bytes on m (cached per communicator). */
 braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes);
-void mca_coll_braid_apply_param_overrides(braid_coll_t coll, braid_choice_t *choice);
-void mca_coll_braid_trace(mca_coll_braid_module_t *m, braid_coll_t coll, const char *alg,
-                          size_t bytes);
-/* bcast algorithm functions by id (the hierarchical allreduce's phase 3 too) */
-extern const braid_algo_fn_t mca_coll_braid_bcast_fns[BRAID_BCAST_NALGS];
-/* run one algorithm as a new collective on m; returns a BRAID_* code */
-int mca_coll_braid_run(mca_coll_braid_module_t *m, braid_coll_t coll, int alg, braid_algo_fn_t fn,
-                       const braid_coll_args_t *a, size_t bytes);
+/* Start a call: choose, bind scratch and params. false: braid has no
+ * algorithm for it (hand the call to the previous module). */
+bool mca_coll_braid_call_init(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
+                              braid_coll_t coll, size_t bytes);
+/* The call's input and output for the staging pipeline (see above). */
+void mca_coll_braid_call_buffers(mca_coll_braid_call_t *call, braid_devpipe_kind_t kind,
+                                 const void *in, bool in_dev, void *out, bool out_dev);
+/* Run the call; returns a BRAID_* code (BRAID_ERR_UNSUPPORTED: hand it on,
+ * the same on every rank). */
+int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call);
 
 /* device (CUDA) buffers (coll_braid_cuda.c); without CUDA every pointer is
- * host memory and run_segments runs the algorithm once */
+ * host memory */
 bool mca_coll_braid_cuda_probe(void);          /* this process can load the driver */
 bool mca_coll_braid_is_device(const void *p);
-int mca_coll_braid_run_segments(mca_coll_braid_module_t *m, braid_coll_t coll, int alg,
-                                braid_algo_fn_t fn, const braid_coll_args_t *tmpl, size_t bytes,
-                                braid_devpipe_kind_t kind, const void *in, bool in_dev, void *out,
-                                bool out_dev);
+/* elements per staging segment for count elements of `bytes` in total (the
+ * same on every rank); count when the job does not segment */
+size_t mca_coll_braid_cuda_seg_count(size_t count, size_t bytes);
+/* run fn on view through the staging pipeline, seg_count elements at a time */
+int mca_coll_braid_cuda_run(mca_coll_braid_module_t *m, braid_comm_t *view, braid_algo_fn_t fn,
+                            const mca_coll_braid_call_t *call, size_t seg_count);
 int mca_coll_braid_copy(void *dst, const void *src, size_t len, bool device);
 int mca_coll_braid_prev_allreduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
                                   int count, MPI_Datatype dtype, MPI_Op op);
@@ -193,21 +220,10 @@ void mca_coll_braid_topo_release(mca_coll_braid_module_t *m);
 /* this collective runs in node order on m (same answer on every rank) */
 bool mca_coll_braid_node_ordered(const mca_coll_braid_module_t *m, braid_coll_t coll,
                                  const braid_coll_args_t *a);
-/* allgather / reduce-scatter in node order (blocks laid out around the run);
- * BRAID_* codes */
-int mca_coll_braid_allgather_node_order(mca_coll_braid_module_t *m, int alg, braid_algo_fn_t fn,
-                                        const braid_coll_args_t *a, size_t block);
-int mca_coll_braid_reduce_scatter_node_order(mca_coll_braid_module_t *m, int alg,
-                                             braid_algo_fn_t fn, const braid_coll_args_t *a,
-                                             size_t total, size_t bytes);
-/* the view a collective runs on, with its root in that view's numbering */
-braid_comm_t *mca_coll_braid_view_for(mca_coll_braid_module_t *m, braid_coll_t coll,
-                                      const braid_coll_args_t *a, int *root);
 /* the node and leader views, made on first use */
 int mca_coll_braid_hier_views(mca_coll_braid_module_t *m);
 /* node key of a process: hash of its node name, or world_rank % coll_braid_test_nodes */
 uint64_t mca_coll_braid_node_key(const char *nodename, int world_rank);
-void mca_coll_braid_register_pvars(const mca_base_component_t *v);
 
 /* helpers shared by the glue */
 int mca_coll_braid_to_mpi_error(int braid_rc);

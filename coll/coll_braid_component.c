@@ -11,8 +11,28 @@
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
+#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "ompi/mca/rte/rte.h"
+
+/* MPI_T performance variables: braid's sends counted by whether the peer is
+ * on this node (ucx_transport counts them). */
+static void register_pvars(const mca_base_component_t *v)
+{
+    braid_ucx_counters_t *k = braid_ucx_counters();
+    const struct { const char *name, *desc; unsigned long long *value; } pvars[] = {
+        { "intra_node_msgs", "Messages braid sent to processes on this node", &k->intra_node_msgs },
+        { "intra_node_bytes", "Bytes braid sent to processes on this node", &k->intra_node_bytes },
+        { "inter_node_msgs", "Messages braid sent to processes on other nodes", &k->inter_node_msgs },
+        { "inter_node_bytes", "Bytes braid sent to processes on other nodes", &k->inter_node_bytes },
+    };
+    for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
+        (void)mca_base_component_pvar_register(
+            v, pvars[i].name, pvars[i].desc, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
+            pvars[i].value);
+}
 
 static int braid_register(void);
 static int braid_open(void);
@@ -190,19 +210,8 @@ static int braid_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL_EQ,
         &c->test_nodes);
     check_numeric_params();
-    mca_coll_braid_register_pvars(v);
+    register_pvars(v);
     return OMPI_SUCCESS;
-}
-
-void mca_coll_braid_apply_param_overrides(braid_coll_t coll, braid_choice_t *choice)
-{
-    mca_coll_braid_component_t *c = &mca_coll_braid_component;
-    bool dbtree = (coll == BRAID_COLL_ALLREDUCE && choice->alg == BRAID_ALLREDUCE_DBTREE) ||
-                  (coll == BRAID_COLL_BCAST && choice->alg == BRAID_BCAST_DBTREE) ||
-                  (coll == BRAID_COLL_REDUCE && choice->alg == BRAID_REDUCE_DBTREE);
-    if (dbtree && c->dbtree_chunk_size > 0) choice->params.chunk_bytes = (size_t)c->dbtree_chunk_size;
-    else if (!dbtree && c->chunk_size > 0) choice->params.chunk_bytes = (size_t)c->chunk_size;
-    if (0 != c->bcube_base) choice->params.bcube_base = c->bcube_base;   /* -1 = BRAID_BCUBE_AUTO */
 }
 
 static void print_table(const braid_table_t *t)

@@ -1,8 +1,8 @@
 /*
- * coll_braid_cuda.c - glue between the MPI entry points and device (CUDA)
- * buffers: detect them, run an algorithm segment by segment through the
- * staging pipeline (cuda/braid_devpipe.h), and give the previous module
- * host copies when braid hands a call on.
+ * coll_braid_cuda.c - device (CUDA) buffers in the glue: detect them, run
+ * an algorithm segment by segment through the staging pipeline
+ * (core/engines/braid_devpipe.h) for the dispatch, and give the previous
+ * module host copies when braid hands a call on.
  *
  * Rank consistency: whether and how a message is cut into segments depends
  * only on the message length, coll_braid_cuda_segment_size and
@@ -77,19 +77,12 @@ bool mca_coll_braid_is_device(const void *p)
 /* Segmented runs                                                       */
 /* ------------------------------------------------------------------ */
 
-typedef struct seg_runner {
-    mca_coll_braid_module_t *m;
-    braid_coll_t coll;
-    int alg;
-    braid_algo_fn_t fn;
-    size_t bytes;
-} seg_runner_t;
-
-static int run_segment(void *arg, int segment, const braid_coll_args_t *a)
+size_t mca_coll_braid_cuda_seg_count(size_t count, size_t bytes)
 {
-    seg_runner_t *r = arg;
-    (void)segment;
-    return mca_coll_braid_run(r->m, r->coll, r->alg, r->fn, a, r->bytes);
+    const mca_coll_braid_component_t *c = cmp();
+    size_t seg_bytes = c->cuda_job && c->cuda_segment_size > 0 ? (size_t)c->cuda_segment_size : 0;
+    size_t type_size = count ? bytes / count : 1;
+    return braid_devpipe_seg_count(count, type_size, seg_bytes);
 }
 
 #ifdef BRAID_HAVE_CUDA
@@ -107,49 +100,50 @@ static cuda_state_t *state_of(mca_coll_braid_module_t *m)
     }
     return m->cuda;
 }
-#endif
 
-int mca_coll_braid_run_segments(mca_coll_braid_module_t *m, braid_coll_t coll, int alg,
-                                braid_algo_fn_t fn, const braid_coll_args_t *tmpl, size_t bytes,
-                                braid_devpipe_kind_t kind, const void *in, bool in_dev, void *out,
-                                bool out_dev)
+/* Device buffers: stage through pinned slots on this rank's device. With no
+ * device to copy with, still take part with placeholder host memory, so
+ * that the other ranks' messages are matched, then report the error. */
+static int run_device(mca_coll_braid_module_t *m, braid_devpipe_job_t *job)
 {
-    mca_coll_braid_component_t *c = cmp();
-    seg_runner_t runner = { m, coll, alg, fn, bytes };
-    size_t seg_bytes = c->cuda_job && c->cuda_segment_size > 0 ? (size_t)c->cuda_segment_size : 0;
-    size_t type_size = tmpl->count ? bytes / tmpl->count : 1;
-    braid_devpipe_job_t job = {
-        .kind = kind, .in = in, .in_dev = in_dev, .out = out, .out_dev = out_dev,
-        .tmpl = *tmpl,
-        .seg_count = braid_devpipe_seg_count(tmpl->count, type_size, seg_bytes),
-        .run = run_segment, .run_arg = &runner,
-    };
-    if (!in_dev && !out_dev) return braid_devpipe_run(NULL, NULL, &job);
-#ifdef BRAID_HAVE_CUDA
     cuda_state_t *st = state_of(m);
     braid_device_t dev;
     int rc = NULL == st ? BRAID_ERR_NOMEM
-                        : braid_cuda_session_begin(st->session, in_dev ? in : out, &dev);
+                        : braid_cuda_session_begin(st->session, job->in_dev ? job->in : job->out,
+                                                   &dev);
     if (BRAID_OK == rc) {
-        if (c->verbose >= 20)
-            opal_output(0, "braid: cuda: %s on rank %d: device in=%d out=%d, %zu-element segments "
-                        "staged through pinned host memory", braid_coll_name(coll), m->bcomm.rank,
-                        (int)in_dev, (int)out_dev, job.seg_count);
-        rc = braid_devpipe_run(&st->pipe, &dev, &job);
+        if (cmp()->verbose >= 20)
+            opal_output(0, "braid: cuda: rank %d: device in=%d out=%d, %zu-element segments "
+                        "staged through pinned host memory", m->bcomm.rank, (int)job->in_dev,
+                        (int)job->out_dev, job->seg_count);
+        rc = braid_devpipe_run(&st->pipe, &dev, job);
         braid_cuda_session_end(st->session);
         return rc;
     }
-    /* No device to copy with: still take part with placeholder host memory,
-     * so that the other ranks' messages are matched, then report the error. */
     void *tmp = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT,
-                                  tmpl->count * tmpl->esize + 1);
+                                  job->tmpl.count * job->tmpl.esize + 1);
     if (NULL == tmp) return rc;
-    if (in_dev) job.in = tmp;
-    if (out_dev) job.out = tmp;
-    job.in_dev = job.out_dev = false;
-    int rc2 = braid_devpipe_run(NULL, NULL, &job);
+    if (job->in_dev) job->in = tmp;
+    if (job->out_dev) job->out = tmp;
+    job->in_dev = job->out_dev = false;
+    int rc2 = braid_devpipe_run(NULL, NULL, job);
     return BRAID_OK != rc2 ? rc2 : rc;
+}
+#endif
+
+int mca_coll_braid_cuda_run(mca_coll_braid_module_t *m, braid_comm_t *view, braid_algo_fn_t fn,
+                            const mca_coll_braid_call_t *call, size_t seg_count)
+{
+    braid_devpipe_job_t job = {
+        .kind = call->kind, .in = call->in, .in_dev = call->in_dev, .out = call->out,
+        .out_dev = call->out_dev, .tmpl = call->args, .seg_count = seg_count, .fn = fn,
+        .comm = view,
+    };
+    if (!job.in_dev && !job.out_dev) return braid_devpipe_run(NULL, NULL, &job);
+#ifdef BRAID_HAVE_CUDA
+    return run_device(m, &job);
 #else
+    (void)m;
     return BRAID_ERR_ARG;   /* unreachable: no device buffers without CUDA */
 #endif
 }

@@ -54,3 +54,10 @@ void *mca_coll_braid_contig_base(const void *buf, ompi_datatype_t *dt)
     ompi_datatype_get_true_extent(dt, &true_lb, &true_extent);
     return (char *)buf + true_lb;
 }
+
+size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype)
+{
+    size_t size = 0;
+    ompi_datatype_type_size(dtype, &size);
+    return size;
+}

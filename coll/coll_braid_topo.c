@@ -9,9 +9,7 @@
  *    then cross between nodes once per node), the ranks' own order otherwise
  *    (and for non-commutative ops); allgather and reduce-scatter blocks are
  *    laid out in node order around the run;
- *  - the node and leader views of the hierarchical allreduce;
- *  - MPI_T performance variables that count braid's sends by whether the
- *    peer is on this node.
+ *  - the node and leader views of the hierarchical allreduce.
  * A grouping only changes which messages cross nodes, never a result, and
  * every rank builds it from the same exchanged table, so every rank of a
  * communicator runs the same schedule.
@@ -21,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/util/output.h"
 
 static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
@@ -80,8 +77,9 @@ void mca_coll_braid_topo_release(mca_coll_braid_module_t *m)
 
 /* Node order keeps every result when the op may be applied in any order:
  * barrier, bcast, allgather, and reductions with commutative ops. Allgather
- * and reduce-scatter tie block i to rank i: their glue lays the blocks out
- * in node order around the run (below). The hierarchical allreduce makes its
+ * and reduce-scatter tie block i to rank i: the dispatch lays the blocks
+ * out in node order around the run (braid_view_allgather,
+ * braid_view_reduce_scatter). The hierarchical allreduce makes its
  * own views. */
 bool mca_coll_braid_node_ordered(const mca_coll_braid_module_t *m, braid_coll_t coll,
                                  const braid_coll_args_t *a)
@@ -101,67 +99,6 @@ bool mca_coll_braid_node_ordered(const mca_coll_braid_module_t *m, braid_coll_t 
     }
 }
 
-braid_comm_t *mca_coll_braid_view_for(mca_coll_braid_module_t *m, braid_coll_t coll,
-                                      const braid_coll_args_t *a, int *root)
-{
-    *root = a ? a->root : 0;
-    if (!mca_coll_braid_node_ordered(m, coll, a)) return &m->bcomm;
-    *root = braid_subcomm_rank_of(&m->topo_view, *root);
-    return &m->topo_view.comm;
-}
-
-/* Allgather in node order: the algorithm gathers into scratch with view
- * rank v's block at v, then every block moves to its rank's place in the
- * result (one extra copy of the result). a->rbuf holds this rank's block at
- * its place. */
-int mca_coll_braid_allgather_node_order(mca_coll_braid_module_t *m, int alg, braid_algo_fn_t fn,
-                                        const braid_coll_args_t *a, size_t block)
-{
-    int P = m->bcomm.size, me = m->bcomm.rank, vme = m->topo_view.comm.rank;
-    char *out = a->rbuf;
-    char *v = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_IN, (size_t)P * block);
-    if (NULL == v) return BRAID_ERR_NOMEM;
-    memcpy(v + (size_t)vme * block, out + (size_t)me * block, block);
-    braid_coll_args_t va = *a;
-    va.sbuf = NULL;
-    va.rbuf = v;
-    int rc = mca_coll_braid_run(m, BRAID_COLL_ALLGATHER, alg, fn, &va, block);
-    if (BRAID_OK != rc) return rc;
-    for (int i = 0; i < P; i++)
-        if (i != vme) memcpy(out + (size_t)m->topo.order[i] * block, v + (size_t)i * block, block);
-    return BRAID_OK;
-}
-
-/* Reduce-scatter in node order: the input's blocks are copied into scratch
- * in view order (one extra copy of the input) and the algorithm runs on the
- * view with the counts in that order; view rank v's block is rank order[v]'s,
- * so this rank's result is its own block. */
-int mca_coll_braid_reduce_scatter_node_order(mca_coll_braid_module_t *m, int alg,
-                                             braid_algo_fn_t fn, const braid_coll_args_t *a,
-                                             size_t total, size_t bytes)
-{
-    int P = m->bcomm.size;
-    size_t es = a->esize;
-    const char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
-    char *v = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT, total * es);
-    if (NULL == v) return BRAID_ERR_NOMEM;
-    size_t *start = m->topo_counts, *vcounts = m->topo_counts + P + 1;
-    start[0] = 0;
-    for (int b = 0; b < P; b++) start[b + 1] = start[b] + (a->rcounts ? a->rcounts[b] : a->count);
-    size_t pos = 0;
-    for (int i = 0; i < P; i++) {
-        int b = m->topo.order[i];
-        size_t n = start[b + 1] - start[b];
-        memcpy(v + pos * es, in + start[b] * es, n * es);
-        vcounts[i] = n;
-        pos += n;
-    }
-    braid_coll_args_t va = *a;
-    va.sbuf = v;
-    if (NULL != a->rcounts) va.rcounts = vcounts;
-    return mca_coll_braid_run(m, BRAID_COLL_REDUCE_SCATTER, alg, fn, &va, bytes);
-}
-
 int mca_coll_braid_hier_views(mca_coll_braid_module_t *m)
 {
     if (m->hier_ready) return OMPI_SUCCESS;
@@ -177,21 +114,4 @@ int mca_coll_braid_hier_views(mca_coll_braid_module_t *m)
     if (BRAID_OK != rc) return OMPI_ERR_OUT_OF_RESOURCE;
     m->hier_ready = true;
     return OMPI_SUCCESS;
-}
-
-void mca_coll_braid_register_pvars(const mca_base_component_t *v)
-{
-    braid_ucx_counters_t *k = braid_ucx_counters();
-    const struct { const char *name, *desc; unsigned long long *value; } pvars[] = {
-        { "intra_node_msgs", "Messages braid sent to processes on this node", &k->intra_node_msgs },
-        { "intra_node_bytes", "Bytes braid sent to processes on this node", &k->intra_node_bytes },
-        { "inter_node_msgs", "Messages braid sent to processes on other nodes", &k->inter_node_msgs },
-        { "inter_node_bytes", "Bytes braid sent to processes on other nodes", &k->inter_node_bytes },
-    };
-    for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
-        (void)mca_base_component_pvar_register(
-            v, pvars[i].name, pvars[i].desc, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
-            pvars[i].value);
 }

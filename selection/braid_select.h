@@ -1,10 +1,10 @@
 /*
- * braid_select.h - braid's collectives, their algorithm names, and the
- * selection table that picks an algorithm per call from the communicator
- * size and the message size. Pure C: no Open MPI, no UCX.
+ * braid_select.h - the selection table that picks an algorithm per call from
+ * the communicator size and the message size, the rules files that override
+ * it, and the cost model it was derived from. Pure C: no Open MPI, no UCX.
  *
- * Algorithm ids are indexes into the name lists below; id 0 is always
- * "auto" (ask the table). The glue maps ids to functions.
+ * Algorithm ids and names come from the registry (core/braid_registry.h);
+ * id 0 is always "auto" (ask the table).
  */
 #ifndef BRAID_SELECT_H
 #define BRAID_SELECT_H
@@ -14,47 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "braid_algo.h"
-
-typedef enum braid_coll {
-    BRAID_COLL_BARRIER = 0,
-    BRAID_COLL_BCAST,
-    BRAID_COLL_ALLREDUCE,
-    BRAID_COLL_REDUCE,
-    BRAID_COLL_REDUCE_SCATTER,
-    BRAID_COLL_ALLGATHER,
-    BRAID_COLL_N
-} braid_coll_t;
-
-enum { BRAID_ALG_AUTO = 0 };
-
-/* algorithm ids per collective (order = name lists in braid_select.c) */
-enum { BRAID_BARRIER_ALL_TO_ALL = 1, BRAID_BARRIER_ALL_TO_ONE, BRAID_BARRIER_DISSEMINATION,
-       BRAID_BARRIER_NALGS };
-enum { BRAID_BCAST_ONE_TO_ALL = 1, BRAID_BCAST_BINOMIAL, BRAID_BCAST_SCATTER_ALLGATHER,
-       BRAID_BCAST_DBTREE, BRAID_BCAST_NALGS };
-enum { BRAID_ALLREDUCE_RING = 1, BRAID_ALLREDUCE_RING_CHUNKED, BRAID_ALLREDUCE_HALVING_DOUBLING,
-       BRAID_ALLREDUCE_BCUBE, BRAID_ALLREDUCE_DBTREE, BRAID_ALLREDUCE_RECURSIVE_DOUBLING,
-       BRAID_ALLREDUCE_HIERARCHICAL, BRAID_ALLREDUCE_NALGS };
-enum { BRAID_REDUCE_BINOMIAL = 1, BRAID_REDUCE_DBTREE, BRAID_REDUCE_NALGS };
-enum { BRAID_REDUCE_SCATTER_RING = 1, BRAID_REDUCE_SCATTER_HALVING_DOUBLING,
-       BRAID_REDUCE_SCATTER_NALGS };
-enum { BRAID_ALLGATHER_RING = 1, BRAID_ALLGATHER_RECURSIVE_DOUBLING, BRAID_ALLGATHER_NALGS };
-
-/* "allreduce", ... (the word in coll_braid_<word>_algorithm) */
-const char *braid_coll_name(braid_coll_t coll);
-/* "MPI_Allreduce", ... */
-const char *braid_coll_mpi_name(braid_coll_t coll);
-/* NULL-terminated list of algorithm names, index = id, [0] = "auto" */
-const char *const *braid_alg_names(braid_coll_t coll);
-const char *braid_alg_name(braid_coll_t coll, int alg);
-/* id of name, or -1 */
-int braid_alg_lookup(braid_coll_t coll, const char *name);
-/* "auto | ring | ..." into out */
-void braid_alg_names_joined(braid_coll_t coll, char *out, size_t len);
+#include "braid_registry.h"
 
 /* ------------------------------------------------------------------ */
-/* The selection table (braid_rules.c: parser, braid_table.c: lookup)  */
+/* braid_rules.c: parser; braid_table.c: lookup; braid_format.c: text */
 /* ------------------------------------------------------------------ */
 
 /* What the table picks: an algorithm id of the collective and its tunables
@@ -137,8 +100,9 @@ void braid_size_format(size_t v, char *out, size_t len);
 void braid_range_format(size_t lo, size_t hi, int is_comm, char *out, size_t len);
 
 /* The alpha-beta-gamma cost model the built-in table is derived from
- * (braid_table.c): estimated microseconds of one call, or a negative value
- * when the model does not consider the algorithm for (coll, P). */
+ * (braid_model.c, from the registry's cost functions): estimated
+ * microseconds of one call, or a negative value when the model does not
+ * consider the algorithm for (coll, P). */
 double braid_model_time_us(braid_coll_t coll, int alg, int comm_size, size_t msg_bytes);
 
 #endif /* BRAID_SELECT_H */

@@ -37,23 +37,15 @@
 #define MAX_ALGS 8
 #define MAX_SIZES 64
 
+/* An allreduce algorithm from the registry, with the bcube base it runs
+ * with: "bcube" is base 4 (the table's middle sizes), "bcube_auto" two
+ * groups from P's factors. */
 typedef struct sim_alg {
-    const char *name;      /* as printed */
-    int id;                /* braid_select id */
+    char name[32];         /* as printed */
+    int id;                /* registry id */
     braid_algo_fn_t fn;
     int bcube_base;
 } sim_alg_t;
-
-static const sim_alg_t all_algs[] = {
-    { "ring", BRAID_ALLREDUCE_RING, braid_allreduce_ring, 0 },
-    { "ring_chunked", BRAID_ALLREDUCE_RING_CHUNKED, braid_allreduce_ring_chunked, 0 },
-    { "halving_doubling", BRAID_ALLREDUCE_HALVING_DOUBLING, braid_allreduce_halving_doubling, 0 },
-    { "bcube", BRAID_ALLREDUCE_BCUBE, braid_allreduce_bcube, 4 },
-    { "bcube_auto", BRAID_ALLREDUCE_BCUBE, braid_allreduce_bcube, BRAID_BCUBE_AUTO },
-    { "dbtree", BRAID_ALLREDUCE_DBTREE, braid_allreduce_dbtree, 0 },
-    { "hierarchical", BRAID_ALLREDUCE_HIERARCHICAL, braid_allreduce_hierarchical, 0 },
-};
-#define N_ALL (sizeof(all_algs) / sizeof(all_algs[0]))
 
 typedef struct job {
     braid_algo_fn_t fn;
@@ -121,27 +113,16 @@ static int rank_body(braid_comm_t *c, void *arg)
  * them: the built-in table for the size of each view. */
 static braid_hier_t hier_phases(const braid_topo_t *t, size_t bytes)
 {
-    static const braid_algo_fn_t reduce_fns[BRAID_REDUCE_NALGS] = {
-        [BRAID_REDUCE_BINOMIAL] = braid_reduce_binomial, [BRAID_REDUCE_DBTREE] = braid_reduce_dbtree,
-    };
-    static const braid_algo_fn_t bcast_fns[BRAID_BCAST_NALGS] = {
-        [BRAID_BCAST_ONE_TO_ALL] = braid_bcast_one_to_all,
-        [BRAID_BCAST_BINOMIAL] = braid_bcast_binomial,
-        [BRAID_BCAST_SCATTER_ALLGATHER] = braid_bcast_scatter_allgather,
-        [BRAID_BCAST_DBTREE] = braid_bcast_dbtree,
-    };
     int local = braid_topo_node_size(t, 0);
     braid_choice_t r = braid_select(BRAID_COLL_REDUCE, local, bytes, 0, NULL);
     braid_choice_t l = braid_select(BRAID_COLL_ALLREDUCE, t->nnodes, bytes, 0, NULL);
     braid_choice_t b = braid_select(BRAID_COLL_BCAST, local, bytes, 0, NULL);
+    if (BRAID_ALLREDUCE_HIERARCHICAL == l.alg) l.alg = BRAID_ALLREDUCE_HALVING_DOUBLING;
     braid_hier_t h;
     memset(&h, 0, sizeof(h));
-    h.node_reduce = reduce_fns[r.alg];
-    h.node_bcast = bcast_fns[b.alg];
-    h.leaders_allreduce = braid_allreduce_halving_doubling;
-    for (size_t k = 0; k < N_ALL; k++)
-        if (all_algs[k].id == l.alg && BRAID_ALLREDUCE_HIERARCHICAL != l.alg)
-            h.leaders_allreduce = all_algs[k].fn;
+    h.node_reduce = braid_algorithm(BRAID_COLL_REDUCE, r.alg)->run;
+    h.node_bcast = braid_algorithm(BRAID_COLL_BCAST, b.alg)->run;
+    h.leaders_allreduce = braid_algorithm(BRAID_COLL_ALLREDUCE, l.alg)->run;
     h.node_reduce_params = r.params;
     h.leaders_params = l.params;
     h.node_bcast_params = b.params;
@@ -177,7 +158,24 @@ static void usage(void)
             "       [--alpha-intra us] [--beta-intra GB/s] [--alpha-inter us]\n"
             "       [--nic GB/s] [--gamma GB/s] [--overhead us] [--chunk bytes]\n"
             "       [--timeline file.csv] [--topo-aware 0|1]\n"
-            "algorithms: ring ring_chunked halving_doubling bcube bcube_auto dbtree\n");
+            "algorithms: any allreduce algorithm of the registry (ring ring_chunked\n"
+            "            halving_doubling bcube dbtree recursive_doubling hierarchical)\n"
+            "            and bcube_auto (bcube with two groups from P's factors)\n");
+}
+
+/* One registry row by name (plus the "bcube_auto" variant). */
+static int lookup_alg(const char *name, sim_alg_t *out)
+{
+    bool bcube_auto = 0 == strcmp(name, "bcube_auto");
+    int id = braid_alg_lookup(BRAID_COLL_ALLREDUCE, bcube_auto ? "bcube" : name);
+    const braid_algorithm_t *alg = braid_algorithm(BRAID_COLL_ALLREDUCE, id);
+    if (NULL == alg) return -1;
+    snprintf(out->name, sizeof out->name, "%s", name);
+    out->id = id;
+    out->fn = alg->run;
+    out->bcube_base = 0;
+    if (alg->options & BRAID_OPT_BASE) out->bcube_base = bcube_auto ? BRAID_BCUBE_AUTO : 4;
+    return 0;
 }
 
 static int pick_algs(const char *list, sim_alg_t *out)
@@ -185,14 +183,12 @@ static int pick_algs(const char *list, sim_alg_t *out)
     int n = 0;
     char *dup = strdup(list), *save = NULL;
     for (char *t = strtok_r(dup, ",", &save); t && n < MAX_ALGS; t = strtok_r(NULL, ",", &save)) {
-        size_t k = 0;
-        while (k < N_ALL && strcmp(all_algs[k].name, t)) k++;
-        if (k == N_ALL) {
+        if (0 != lookup_alg(t, &out[n])) {
             fprintf(stderr, "braid_sim: unknown algorithm '%s'\n", t);
             free(dup);
             return -1;
         }
-        out[n++] = all_algs[k];
+        n++;
     }
     free(dup);
     return n;

@@ -121,13 +121,6 @@ typedef struct run {
     int rc[4];
 } run_t;
 
-static int step(void *arg, int segment, const braid_coll_args_t *a)
-{
-    (void)segment;
-    void **ctx = arg;
-    return ((run_t *)ctx[0])->fn((braid_comm_t *)ctx[1], a);
-}
-
 static int body(braid_comm_t *c, void *p)
 {
     run_t *R = p;
@@ -137,11 +130,10 @@ static int body(braid_comm_t *c, void *p)
     braid_cuda_session_t *s = braid_cuda_session_create();
     braid_devpipe_t pipe;
     memset(&pipe, 0, sizeof pipe);
-    void *ctx[2] = { R, c };
     braid_devpipe_job_t job = {
         .kind = BRAID_DEVPIPE_ALLREDUCE, .in = R->in[r], .in_dev = R->in_dev[r],
-        .out = R->out[r], .out_dev = R->out_dev[r], .seg_count = R->seg, .run = step,
-        .run_arg = ctx,
+        .out = R->out[r], .out_dev = R->out_dev[r], .seg_count = R->seg, .fn = R->fn,
+        .comm = c,
     };
     job.tmpl.count = R->count;
     job.tmpl.esize = 8;

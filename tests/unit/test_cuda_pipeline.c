@@ -68,11 +68,17 @@ typedef struct run {
     void *in[MAX_P], *out[MAX_P];
 } run_t;
 
+/* The run in progress: the pipeline calls the algorithm function with the
+ * communicator only, so the instrumented steps find their rank's context
+ * here (one run at a time). */
+static run_t *current_run;
+
 /* One host step: the algorithm on one segment, after checking that no
  * queued copy still uses the bytes it reads or writes. */
-static int step(void *arg, int segment, const braid_coll_args_t *a)
+static int step(braid_comm_t *c, const braid_coll_args_t *a)
 {
-    rank_ctx_t *x = arg;
+    rank_ctx_t *x = &current_run->ctx[c->rank];
+    int segment = x->steps;
     size_t len = a->count * a->esize;
     if (a->sbuf) mock_host_access(x->dev, a->sbuf, len, false);
     if (a->rbuf) mock_host_access(x->dev, a->rbuf, len, true);
@@ -83,10 +89,10 @@ static int step(void *arg, int segment, const braid_coll_args_t *a)
     return rc;
 }
 
-static int unsupported_step(void *arg, int segment, const braid_coll_args_t *a)
+static int unsupported_step(braid_comm_t *c, const braid_coll_args_t *a)
 {
-    (void)a; (void)segment;
-    ((rank_ctx_t *)arg)->steps++;
+    (void)a;
+    current_run->ctx[c->rank].steps++;
     return BRAID_ERR_UNSUPPORTED;
 }
 
@@ -108,8 +114,8 @@ static int body(braid_comm_t *c, void *p)
     job.tmpl.root = R->root;
     job.tmpl.scratch = &scratch;
     job.seg_count = R->seg;
-    job.run = R->unsupported ? unsupported_step : step;
-    job.run_arg = x;
+    job.fn = R->unsupported ? unsupported_step : step;
+    job.comm = c;
     placement_t pl = R->pl[r];
     switch (R->kind) {
     case K_ALLREDUCE:
@@ -245,6 +251,7 @@ static verdict_t check(run_t *R)
 static void run_and_check(run_t *R)
 {
     setup(R);
+    current_run = R;
     inproc_result_t res = inproc_run(R->P, body, NULL, R);
     verdict_t v = check(R);
     char pls[256] = "";
@@ -391,6 +398,7 @@ START_TEST(test_overlap_order)
     R->fail_copy_rank = -1;
     R->pl[0] = R->pl[1] = PL_DEV_DEV;
     setup(R);
+    current_run = R;
     inproc_result_t res = inproc_run(R->P, body, NULL, R);
     free(res.stats);
     const mock_dev_t *d = R->ctx[0].dev;
@@ -446,6 +454,7 @@ static void failing_run(int fail_copy_at, int fail_wait_at, int *rcs, long *pend
     R->fail_wait_at = fail_wait_at;
     for (int r = 0; r < R->P; r++) R->pl[r] = PL_DEV_DEV;
     setup(R);
+    current_run = R;
     inproc_result_t res = inproc_run(R->P, body, NULL, R);
     free(res.stats);
     *leftover = res.leftover_msgs;
@@ -486,6 +495,7 @@ START_TEST(test_unsupported_stops_before_copies)
     R->fail_copy_rank = -1;
     R->pl[0] = PL_DEV_DEV;
     setup(R);
+    current_run = R;
     inproc_result_t res = inproc_run(R->P, body, NULL, R);
     free(res.stats);
     int rc = R->ctx[0].rc;

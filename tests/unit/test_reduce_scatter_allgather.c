@@ -8,7 +8,7 @@
  */
 #include "unit_common.h"
 #include "unit_ops.h"
-#include "braid_algo_internal.h"
+#include "braid_engines.h"
 #include "strict_transport.h"
 
 #include <math.h>

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "braid_algo.h"
+#include "braid_registry.h"
 #include "inproc_transport.h"
 
 /* Run a suite in fork mode (a hang is killed by Check's timeout) and return

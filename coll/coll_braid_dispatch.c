@@ -1,0 +1,196 @@
+/*
+ * coll_braid_dispatch.c - the one way down from an MPI entry point to an
+ * algorithm:
+ *
+ *   entry point (coll_braid_entry_*.c): arguments -> braid's byte view
+ *     -> choose: selection table + MCA overrides, cached per communicator
+ *     -> trace (coll_braid_verbose >= 20)
+ *     -> view: rank order, or node order (coll_braid_topo.c) with the root
+ *        translated and allgather / reduce-scatter blocks laid out around it
+ *     -> run: the algorithm once on host buffers, or segment by segment
+ *        through the staging pipeline (coll_braid_cuda.c) when a buffer is
+ *        on a GPU or the job cuts messages into segments
+ *   -> algorithm (core/algo/, found in the registry) -> transport (UCX)
+ *
+ * Nothing below calls back up: the pipeline and the node-order layouts are
+ * core engines (core/engines/, core/patterns/) handed the algorithm's
+ * function. Every decision depends only on what MPI requires to match
+ * across ranks (communicator, root, op, count x type size), so every rank
+ * takes the same path.
+ */
+#include "coll_braid.h"
+
+#include <string.h>
+
+#include "opal/util/output.h"
+
+static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
+
+/* MCA parameters that override the table's options, for the algorithms
+ * that read them (the registry's option keys). */
+static void apply_overrides(braid_coll_t coll, braid_choice_t *choice)
+{
+    const mca_coll_braid_component_t *c = cmp();
+    const braid_algorithm_t *alg = braid_algorithm(coll, choice->alg);
+    if (NULL == alg) return;
+    if ((alg->options & BRAID_OPT_TREE_CHUNK) && c->dbtree_chunk_size > 0)
+        choice->params.chunk_bytes = (size_t)c->dbtree_chunk_size;
+    if ((alg->options & BRAID_OPT_CHUNK) && c->chunk_size > 0)
+        choice->params.chunk_bytes = (size_t)c->chunk_size;
+    if ((alg->options & BRAID_OPT_BASE) && 0 != c->bcube_base)
+        choice->params.bcube_base = c->bcube_base;   /* -1 = BRAID_BCUBE_AUTO */
+}
+
+/* The choice for coll on `size` ranks at `bytes`: forced, rules file,
+ * built-in table, then the MCA overrides. */
+static braid_choice_t select_for(braid_coll_t coll, int size, size_t bytes, int forced)
+{
+    braid_choice_t ch = braid_select(coll, size, bytes, forced, cmp()->rules);
+    apply_overrides(coll, &ch);
+    return ch;
+}
+
+braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes)
+{
+    if (m->choice_cache[coll].valid && m->choice_cache[coll].bytes == bytes)
+        return m->choice_cache[coll].choice;
+    braid_choice_t ch = select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll]);
+    m->choice_cache[coll].valid = true;
+    m->choice_cache[coll].bytes = bytes;
+    m->choice_cache[coll].choice = ch;
+    return ch;
+}
+
+bool mca_coll_braid_call_init(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
+                              braid_coll_t coll, size_t bytes)
+{
+    memset(call, 0, sizeof(*call));
+    call->coll = coll;
+    call->bytes = bytes;
+    call->choice = mca_coll_braid_choose(m, coll, bytes);
+    call->args.scratch = &m->scratch;
+    call->args.params = call->choice.params;
+    return NULL != braid_algorithm(coll, call->choice.alg);
+}
+
+void mca_coll_braid_call_buffers(mca_coll_braid_call_t *call, braid_devpipe_kind_t kind,
+                                 const void *in, bool in_dev, void *out, bool out_dev)
+{
+    call->pipelined = true;
+    call->kind = kind;
+    call->in = in;
+    call->in_dev = NULL != in && in_dev;
+    call->out = out;
+    call->out_dev = NULL != out && out_dev;
+}
+
+/* ------------------------------------------------------------------ */
+/* The hierarchical allreduce's phases                                  */
+/* ------------------------------------------------------------------ */
+
+/* Bind the hierarchical allreduce to m's node and leader views. A forced
+ * reduce or bcast algorithm applies inside the nodes; the leaders' allreduce
+ * comes from the table (never hierarchical again). Cached per size, as the
+ * choice is. */
+static int bind_hier(mca_coll_braid_module_t *m, size_t bytes)
+{
+    const mca_coll_braid_component_t *c = cmp();
+    if (m->hier_cache.valid && m->hier_cache.bytes == bytes) return BRAID_OK;
+    if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return BRAID_ERR_NOMEM;
+    int local = m->node_view.comm.size, nodes = m->leader_view.comm.size;
+    braid_choice_t r = select_for(BRAID_COLL_REDUCE, local, bytes,
+                                  c->forced_algorithm[BRAID_COLL_REDUCE]);
+    braid_choice_t l = select_for(BRAID_COLL_ALLREDUCE, nodes, bytes, BRAID_ALG_AUTO);
+    braid_choice_t b = select_for(BRAID_COLL_BCAST, local, bytes,
+                                  c->forced_algorithm[BRAID_COLL_BCAST]);
+    if (BRAID_ALLREDUCE_HIERARCHICAL == l.alg) l.alg = BRAID_ALLREDUCE_HALVING_DOUBLING;
+    braid_hier_t *h = &m->hier_cache.h;
+    memset(h, 0, sizeof(*h));
+    h->node = &m->node_view.comm;
+    h->leaders = braid_subcomm_is_member(&m->leader_view) ? &m->leader_view.comm : NULL;
+    h->node_reduce = braid_algorithm(BRAID_COLL_REDUCE, r.alg)->run;
+    h->leaders_allreduce = braid_algorithm(BRAID_COLL_ALLREDUCE, l.alg)->run;
+    h->node_bcast = braid_algorithm(BRAID_COLL_BCAST, b.alg)->run;
+    h->node_reduce_params = r.params;
+    h->leaders_params = l.params;
+    h->node_bcast_params = b.params;
+    m->hier_cache.valid = true;
+    m->hier_cache.bytes = bytes;
+    return BRAID_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Run                                                                  */
+/* ------------------------------------------------------------------ */
+
+static void trace(const mca_coll_braid_module_t *m, const mca_coll_braid_call_t *call,
+                  const char *alg)
+{
+    if (cmp()->verbose >= 20 && 0 == m->bcomm.rank)
+        opal_output(0, "braid: %s %s np=%d bytes=%zu", braid_coll_name(call->coll), alg,
+                    m->bcomm.size, call->bytes);
+}
+
+/* Elements of a reduce-scatter's whole input. */
+static size_t rs_total(const braid_coll_args_t *a, int P)
+{
+    if (NULL == a->rcounts) return a->count * (size_t)P;
+    size_t total = 0;
+    for (int i = 0; i < P; i++) total += a->rcounts[i];
+    return total;
+}
+
+/* Allgather and reduce-scatter in node order: blocks laid out in view order
+ * in scratch around the run (braid_topo.h). */
+static int run_block_view(mca_coll_braid_module_t *m, const mca_coll_braid_call_t *call,
+                          braid_algo_fn_t fn)
+{
+    const braid_coll_args_t *a = &call->args;
+    int P = m->bcomm.size;
+    if (BRAID_COLL_ALLGATHER == call->coll) {
+        char *tmp = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_IN, (size_t)P * a->count);
+        if (NULL == tmp) return BRAID_ERR_NOMEM;
+        return braid_view_allgather(&m->topo_view, fn, a, a->count, tmp);
+    }
+    char *tmp = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT, rs_total(a, P) * a->esize);
+    if (NULL == tmp) return BRAID_ERR_NOMEM;
+    return braid_view_reduce_scatter(&m->topo_view, fn, a, tmp, m->topo_counts);
+}
+
+static int run_on_view(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
+                       braid_algo_fn_t fn)
+{
+    braid_coll_args_t *a = &call->args;
+    braid_comm_t *view = &m->bcomm;
+    if (mca_coll_braid_node_ordered(m, call->coll, a)) {
+        if (BRAID_COLL_ALLGATHER == call->coll || BRAID_COLL_REDUCE_SCATTER == call->coll)
+            return run_block_view(m, call, fn);
+        view = &m->topo_view.comm;
+        a->root = braid_subcomm_rank_of(&m->topo_view, a->root);
+    }
+    if (call->pipelined) {
+        size_t seg = mca_coll_braid_cuda_seg_count(a->count, call->bytes);
+        if (call->in_dev || call->out_dev || seg < a->count)
+            return mca_coll_braid_cuda_run(m, view, fn, call, seg);
+        braid_devpipe_bind(call->kind, call->in, call->out, a);
+    }
+    return fn(view, a);
+}
+
+int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call)
+{
+    const braid_algorithm_t *alg = braid_algorithm(call->coll, call->choice.alg);
+    if (NULL == alg) return BRAID_ERR_UNSUPPORTED;
+    if (alg->options & BRAID_OPT_HIER) {
+        int rc = bind_hier(m, call->bytes);
+        if (BRAID_OK != rc) return rc;
+        call->args.hier = &m->hier_cache.h;
+    }
+    trace(m, call, alg->name);
+    braid_ucx_comm_begin(m->tcomm);
+    int rc = run_on_view(m, call, alg->run);
+    if (BRAID_OK != rc && BRAID_ERR_UNSUPPORTED != rc)
+        opal_output_verbose(1, cmp()->output, "braid: %s %s on %s failed (braid code %d)",
+                            braid_coll_name(call->coll), alg->name, m->comm->c_name, rc);
+    return rc;
+}

@@ -1,0 +1,238 @@
+/*
+ * braid_algo.h - the two small interfaces every braid algorithm is written
+ * against, and the list of algorithms.
+ *
+ *  - a transport (braid_comm_t): post a nonblocking send or receive of a byte
+ *    range to/from a peer rank with a step tag, wait for a set of requests;
+ *  - a collective context (braid_coll_args_t): the buffers, element count and
+ *    size, root, the reduction callback and a scratch cache.
+ *
+ * Nothing here includes Open MPI or UCX: the component binds the transport to
+ * UCX (ucx_transport/) and the reduction to braid's kernels or
+ * PMPI_Reduce_local; the unit tests bind them to an in-process transport in
+ * which every rank is a thread.
+ */
+#ifndef BRAID_ALGO_H
+#define BRAID_ALGO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes of every algorithm and transport call. */
+enum {
+    BRAID_OK = 0,
+    BRAID_ERR_NOMEM = -1,     /* scratch allocation failed */
+    BRAID_ERR_TRANSPORT = -2, /* the transport reported a failure */
+    BRAID_ERR_ARG = -3,       /* arguments the algorithm cannot handle */
+    BRAID_ERR_UNSUPPORTED = -4,
+    BRAID_ERR_DEVICE = -5     /* a GPU (CUDA) call failed; cuda/ logs why */
+};
+
+/* ------------------------------------------------------------------ */
+/* Transport                                                           */
+/* ------------------------------------------------------------------ */
+
+/* An outstanding request; NULL means complete. Owned by the transport. */
+typedef struct braid_req *braid_req_t;
+
+/* Steps distinguish the messages of one collective between the same pair of
+ * ranks. The transport folds the step into BRAID_TAG_STEP_BITS bits of the
+ * tag; messages between one pair with equal folded steps are matched in the
+ * order they are posted (as MPI's non-overtaking rule). */
+typedef uint32_t braid_step_t;
+
+typedef struct braid_transport_ops {
+    int (*isend)(void *state, int peer, braid_step_t step,
+                 const void *buf, size_t len, braid_req_t *req);
+    int (*irecv)(void *state, int peer, braid_step_t step,
+                 void *buf, size_t len, braid_req_t *req);
+    /* Complete every non-NULL request of reqs[0..n), setting each to NULL.
+     * On error the remaining requests are still completed or cancelled. */
+    int (*waitall)(void *state, int n, braid_req_t *reqs);
+} braid_transport_ops_t;
+
+typedef struct braid_stats {
+    uint64_t msgs_sent;
+    uint64_t bytes_sent;
+} braid_stats_t;
+
+/* A communicator as an algorithm sees it. */
+typedef struct braid_comm {
+    const braid_transport_ops_t *ops;
+    void *state;          /* the transport's per-communicator state */
+    int rank;
+    int size;
+    braid_stats_t stats;  /* counted by braid_isend(), read by tests */
+} braid_comm_t;
+
+static inline int braid_isend(braid_comm_t *c, int peer, braid_step_t step,
+                              const void *buf, size_t len, braid_req_t *req)
+{
+    c->stats.msgs_sent++;
+    c->stats.bytes_sent += len;
+    return c->ops->isend(c->state, peer, step, buf, len, req);
+}
+
+static inline int braid_irecv(braid_comm_t *c, int peer, braid_step_t step,
+                              void *buf, size_t len, braid_req_t *req)
+{
+    return c->ops->irecv(c->state, peer, step, buf, len, req);
+}
+
+static inline int braid_waitall(braid_comm_t *c, int n, braid_req_t *reqs)
+{
+    return c->ops->waitall(c->state, n, reqs);
+}
+
+/* Blocking exchange helpers built on the three calls above. */
+int braid_send(braid_comm_t *c, int peer, braid_step_t step,
+               const void *buf, size_t len);
+int braid_recv(braid_comm_t *c, int peer, braid_step_t step,
+               void *buf, size_t len);
+int braid_sendrecv(braid_comm_t *c,
+                   int dst, braid_step_t sstep, const void *sbuf, size_t slen,
+                   int src, braid_step_t rstep, void *rbuf, size_t rlen);
+
+/* ------------------------------------------------------------------ */
+/* Collective context                                                  */
+/* ------------------------------------------------------------------ */
+
+/* inout[i] = in[i] (op) inout[i] for i < count, where count is in elements.
+ * For a non-commutative op `in` holds the lower-ranked operand. */
+typedef void (*braid_reduce_fn_t)(const void *in, void *inout, size_t count,
+                                  void *arg);
+
+typedef struct braid_op {
+    braid_reduce_fn_t fn;
+    void *arg;
+    bool commutative;
+} braid_op_t;
+
+/* Scratch memory reused across calls on one communicator: slot k is grown on
+ * demand and kept, so repeated collectives do not allocate. Algorithms use
+ * slots 0..3; the component's glue stages user buffers in slots 4 and 5. */
+#define BRAID_SCRATCH_SLOTS 6
+#define BRAID_SCRATCH_GLUE_IN 4
+#define BRAID_SCRATCH_GLUE_OUT 5
+typedef struct braid_scratch {
+    void *buf[BRAID_SCRATCH_SLOTS];
+    size_t len[BRAID_SCRATCH_SLOTS];
+    /* fault injection (tests, coll_braid_inject_alloc_failure): when
+     * fail_alloc is non-zero, the next allocs_before_failure allocations
+     * succeed and every later one fails; reusing a slot that is already
+     * large enough is not an allocation and never fails */
+    int fail_alloc;
+    unsigned allocs_before_failure;
+} braid_scratch_t;
+
+void *braid_scratch_get(braid_scratch_t *s, int slot, size_t bytes);
+void braid_scratch_release(braid_scratch_t *s);
+
+/* Tunables that the selection table passes to an algorithm. */
+typedef struct braid_params {
+    size_t chunk_bytes;   /* pipelining / chunking unit, 0 = algorithm default */
+    int bcube_base;       /* bcube group size, 0 = algorithm default */
+} braid_params_t;
+
+struct braid_hier;
+
+typedef struct braid_coll_args {
+    const void *sbuf;     /* NULL means in place: the input is in rbuf */
+    void *rbuf;
+    size_t count;         /* elements per rank (bcast: bytes, esize = 1) */
+    size_t esize;         /* bytes one element occupies in the buffers */
+    int root;
+    braid_op_t op;
+    /* the op gives the same bits in any evaluation order (integer and
+     * logical ops, min/max); false for floating-point sum/prod and user ops.
+     * allreduce_ring passes the whole buffer round the ring only when true
+     * (every rank then reduces in its own order); otherwise it runs the
+     * reduce-scatter + allgather ring, so every rank gets identical bits. */
+    bool exact;
+    braid_scratch_t *scratch;
+    braid_params_t params;
+    /* reduce_scatter: elements each rank receives (size entries); NULL for
+     * reduce_scatter_block, where every rank receives `count`. */
+    const size_t *rcounts;
+    /* allreduce hierarchical: the node and leader views and the algorithm of
+     * each phase; NULL for every other algorithm */
+    const struct braid_hier *hier;
+} braid_coll_args_t;
+
+/* ------------------------------------------------------------------ */
+/* Algorithms                                                          */
+/* ------------------------------------------------------------------ */
+
+typedef int (*braid_algo_fn_t)(braid_comm_t *c, const braid_coll_args_t *a);
+
+/* The algorithms themselves are listed, with their ids, names and costs, in
+ * braid_registry.h. Their contracts, by collective:
+ *  barrier         a is unused and may be NULL
+ *  bcast           rbuf holds count*esize bytes; the root's rbuf is the source
+ *  allreduce       rbuf receives count elements; sbuf NULL = in place
+ *  reduce          the root's rbuf receives count elements
+ *  reduce_scatter  sbuf (or rbuf when in place) holds sum(rcounts) elements
+ *                  (size*count for the block variant); rbuf receives this
+ *                  rank's block
+ *  allgather       sbuf holds count elements (NULL = in place: already at
+ *                  rbuf + rank*count*esize); rbuf receives size*count elements
+ */
+
+/* allreduce in three phases over views of one communicator (braid_topo.h):
+ * reduce to rank 0 of each node, allreduce among the node leaders, bcast
+ * from rank 0 of each node. Commutative ops only (BRAID_ERR_UNSUPPORTED
+ * otherwise, before any message). c is the whole communicator; the views
+ * come in a->hier. */
+typedef struct braid_hier {
+    braid_comm_t *node;               /* this rank's node; view rank 0 leads it */
+    braid_comm_t *leaders;            /* one rank per node; NULL unless this rank leads */
+    braid_algo_fn_t node_reduce;      /* phase 1, root 0 */
+    braid_algo_fn_t leaders_allreduce;/* phase 2, in place */
+    braid_algo_fn_t node_bcast;       /* phase 3, root 0, bytes */
+    braid_params_t node_reduce_params, leaders_params, node_bcast_params;
+} braid_hier_t;
+
+/* ------------------------------------------------------------------ */
+/* Small helpers shared by the algorithms (braid_util.c)               */
+/* ------------------------------------------------------------------ */
+
+/* Split count elements into n nearly equal blocks: block i starts at
+ * braid_block_start(count, n, i) and the first count % n blocks are one
+ * element larger. */
+static inline size_t braid_block_start(size_t count, int n, int i)
+{
+    size_t q = count / (size_t)n, r = count % (size_t)n;
+    return q * (size_t)i + ((size_t)i < r ? (size_t)i : r);
+}
+
+static inline size_t braid_block_count(size_t count, int n, int i)
+{
+    return braid_block_start(count, n, i + 1) - braid_block_start(count, n, i);
+}
+
+/* Copy sbuf to rbuf unless in place (sbuf == NULL or sbuf == rbuf). */
+void braid_copy_input(const braid_coll_args_t *a, size_t bytes);
+
+static inline int braid_floor_log2(int v)
+{
+    int l = -1;
+    while (v) { v >>= 1; l++; }
+    return l;
+}
+
+static inline int braid_ceil_log2(int v)
+{
+    int l = 0;
+    while ((1 << l) < v) l++;
+    return l;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BRAID_ALGO_H */

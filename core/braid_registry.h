@@ -1,0 +1,145 @@
+/*
+ * braid_registry.h - the one list of braid's collectives and algorithms.
+ *
+ * Each algorithm is one row below and one file in core/algo/ that defines
+ *
+ *   int    braid_<coll>_<name>(braid_comm_t *c, const braid_coll_args_t *a);
+ *   double braid_cost_<coll>_<name>(int P, double S);
+ *
+ * the algorithm and its alpha-beta-gamma cost (braid_cost.h). From the rows
+ * come the algorithm ids (BRAID_<COLL>_<NAME>, 1..; 0 is "auto"), the names
+ * that MCA parameters and rules files accept, the functions the glue and the
+ * simulator run, the cost model the built-in table was derived from, and the
+ * option keys an algorithm reads. Adding an algorithm: one file, one row.
+ *
+ * Row: X(COLL, coll, ID, name, options)
+ *   options: the braid_params_t fields the algorithm reads (BRAID_OPT_*),
+ *   so that MCA overrides and rules-file keys reach only those.
+ *
+ * Pure C: no Open MPI, no UCX.
+ */
+#ifndef BRAID_REGISTRY_H
+#define BRAID_REGISTRY_H
+
+#include <stddef.h>
+
+#include "braid_algo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum braid_coll {
+    BRAID_COLL_BARRIER = 0,
+    BRAID_COLL_BCAST,
+    BRAID_COLL_ALLREDUCE,
+    BRAID_COLL_REDUCE,
+    BRAID_COLL_REDUCE_SCATTER,
+    BRAID_COLL_ALLGATHER,
+    BRAID_COLL_N
+} braid_coll_t;
+
+enum { BRAID_ALG_AUTO = 0 };
+
+/* What an algorithm reads besides the buffers (bit set). */
+enum {
+    BRAID_OPT_NONE = 0,
+    BRAID_OPT_CHUNK = 1u << 0,      /* params.chunk_bytes: pipeline chunk (coll_braid_chunk_size) */
+    BRAID_OPT_TREE_CHUNK = 1u << 1, /* params.chunk_bytes: tree pipeline chunk
+                                       (coll_braid_dbtree_chunk_size) */
+    BRAID_OPT_BASE = 1u << 2,       /* params.bcube_base (coll_braid_bcube_base) */
+    BRAID_OPT_HIER = 1u << 3        /* needs a->hier: the node and leader views */
+};
+
+#define BRAID_BARRIER_ALGORITHMS(X)                                               \
+    X(BARRIER, barrier, ALL_TO_ALL, all_to_all, BRAID_OPT_NONE)                   \
+    X(BARRIER, barrier, ALL_TO_ONE, all_to_one, BRAID_OPT_NONE)                   \
+    X(BARRIER, barrier, DISSEMINATION, dissemination, BRAID_OPT_NONE)
+
+#define BRAID_BCAST_ALGORITHMS(X)                                                 \
+    X(BCAST, bcast, ONE_TO_ALL, one_to_all, BRAID_OPT_NONE)                       \
+    X(BCAST, bcast, BINOMIAL, binomial, BRAID_OPT_NONE)                           \
+    X(BCAST, bcast, SCATTER_ALLGATHER, scatter_allgather, BRAID_OPT_NONE)         \
+    X(BCAST, bcast, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)
+
+#define BRAID_ALLREDUCE_ALGORITHMS(X)                                             \
+    X(ALLREDUCE, allreduce, RING, ring, BRAID_OPT_NONE)                           \
+    X(ALLREDUCE, allreduce, RING_CHUNKED, ring_chunked, BRAID_OPT_CHUNK)          \
+    X(ALLREDUCE, allreduce, HALVING_DOUBLING, halving_doubling, BRAID_OPT_CHUNK)  \
+    X(ALLREDUCE, allreduce, BCUBE, bcube, BRAID_OPT_BASE)                         \
+    X(ALLREDUCE, allreduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                 \
+    X(ALLREDUCE, allreduce, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE) \
+    X(ALLREDUCE, allreduce, HIERARCHICAL, hierarchical, BRAID_OPT_HIER)
+
+#define BRAID_REDUCE_ALGORITHMS(X)                                                \
+    X(REDUCE, reduce, BINOMIAL, binomial, BRAID_OPT_NONE)                         \
+    X(REDUCE, reduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)
+
+#define BRAID_REDUCE_SCATTER_ALGORITHMS(X)                                        \
+    X(REDUCE_SCATTER, reduce_scatter, RING, ring, BRAID_OPT_CHUNK)                \
+    X(REDUCE_SCATTER, reduce_scatter, HALVING_DOUBLING, halving_doubling, BRAID_OPT_CHUNK)
+
+#define BRAID_ALLGATHER_ALGORITHMS(X)                                             \
+    X(ALLGATHER, allgather, RING, ring, BRAID_OPT_CHUNK)                          \
+    X(ALLGATHER, allgather, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE)
+
+/* Every collective's list, in braid_coll_t order. */
+#define BRAID_ALL_ALGORITHMS(X)                                                   \
+    BRAID_BARRIER_ALGORITHMS(X) BRAID_BCAST_ALGORITHMS(X)                         \
+    BRAID_ALLREDUCE_ALGORITHMS(X) BRAID_REDUCE_ALGORITHMS(X)                      \
+    BRAID_REDUCE_SCATTER_ALGORITHMS(X) BRAID_ALLGATHER_ALGORITHMS(X)
+
+/* ids: BRAID_ALLREDUCE_RING = 1, ..., BRAID_ALLREDUCE_NALGS (one past the last) */
+#define BRAID_REGISTRY_ID(C, c, ID, name, opts) BRAID_##C##_##ID,
+enum { BRAID_BARRIER_AUTO_ = 0, BRAID_BARRIER_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_BARRIER_NALGS };
+enum { BRAID_BCAST_AUTO_ = 0, BRAID_BCAST_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_BCAST_NALGS };
+enum { BRAID_ALLREDUCE_AUTO_ = 0, BRAID_ALLREDUCE_ALGORITHMS(BRAID_REGISTRY_ID)
+       BRAID_ALLREDUCE_NALGS };
+enum { BRAID_REDUCE_AUTO_ = 0, BRAID_REDUCE_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_REDUCE_NALGS };
+enum { BRAID_REDUCE_SCATTER_AUTO_ = 0, BRAID_REDUCE_SCATTER_ALGORITHMS(BRAID_REGISTRY_ID)
+       BRAID_REDUCE_SCATTER_NALGS };
+enum { BRAID_ALLGATHER_AUTO_ = 0, BRAID_ALLGATHER_ALGORITHMS(BRAID_REGISTRY_ID)
+       BRAID_ALLGATHER_NALGS };
+
+/* The most algorithms any collective has, "auto" included. */
+#define BRAID_MAX_ALGS 8
+
+/* Estimated microseconds of one call on P ranks with S message bytes
+ * (selection/RULES.md says what S is per collective), or a negative value
+ * when the model does not consider the algorithm for P (braid_cost.h). */
+typedef double (*braid_cost_fn_t)(int P, double S);
+
+/* the prototypes of every row */
+#define BRAID_REGISTRY_PROTO(C, c, ID, name, opts)                               \
+    int braid_##c##_##name(braid_comm_t *comm, const braid_coll_args_t *a);      \
+    double braid_cost_##c##_##name(int P, double S);
+BRAID_ALL_ALGORITHMS(BRAID_REGISTRY_PROTO)
+
+typedef struct braid_algorithm {
+    const char *name;       /* as in coll_braid_<coll>_algorithm and rules files */
+    braid_algo_fn_t run;
+    braid_cost_fn_t cost;
+    unsigned options;       /* BRAID_OPT_* */
+} braid_algorithm_t;
+
+/* The row of algorithm id alg of coll; NULL for auto or an invalid id. */
+const braid_algorithm_t *braid_algorithm(braid_coll_t coll, int alg);
+/* One past the largest algorithm id of coll (BRAID_<COLL>_NALGS); 0 if invalid. */
+int braid_alg_count(braid_coll_t coll);
+
+/* "allreduce", ... (the word in coll_braid_<word>_algorithm) */
+const char *braid_coll_name(braid_coll_t coll);
+/* "MPI_Allreduce", ... */
+const char *braid_coll_mpi_name(braid_coll_t coll);
+/* NULL-terminated list of algorithm names, index = id, [0] = "auto" */
+const char *const *braid_alg_names(braid_coll_t coll);
+const char *braid_alg_name(braid_coll_t coll, int alg);
+/* id of name ("auto" = 0), or -1 */
+int braid_alg_lookup(braid_coll_t coll, const char *name);
+/* "auto | ring | ..." into out */
+void braid_alg_names_joined(braid_coll_t coll, char *out, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BRAID_REGISTRY_H */

@@ -1,0 +1,174 @@
+/*
+ * braid_engines.h - engines shared by the allreduce, reduce_scatter
+ * and allgather algorithms (not part of the algorithm interface):
+ *
+ *  - the pipelined ring (ring_pipeline.c): reduce-scatter and/or allgather
+ *    round a ring over P blocks of arbitrary sizes, each block cut into
+ *    chunks so that a chunk is reduced while the next one is in flight and
+ *    is forwarded as soon as it is reduced;
+ *  - binary blocks and the chunked pairwise reduce-exchange
+ *    (halving_doubling_common.c) used by the halving-doubling algorithms.
+ *
+ * Scratch slots used by these engines:
+ *   0  receive chunks (BRAID_PIPE_DEPTH chunks)
+ *   1  work buffer (reduce_scatter not in place: the whole input's size)
+ *   2  receive buffer of a whole block (reduce_scatter fix-up, in place)
+ *   2  also: reduce_scatter_ring's block offsets
+ *   3  small tables (the ring's send requests, halving-doubling's offsets)
+ */
+#ifndef BRAID_ALGO_INTERNAL_H
+#define BRAID_ALGO_INTERNAL_H
+
+#include "braid_algo.h"
+
+/* Receives (and, in the pairwise exchange, sends) kept in flight ahead of
+ * the chunk being reduced. */
+#define BRAID_PIPE_DEPTH 4
+/* chunk size when a->params.chunk_bytes is 0 */
+#define BRAID_DEFAULT_CHUNK_BYTES ((size_t)1 << 20)
+
+enum {
+    BRAID_SLOT_CHUNKS = 0,
+    BRAID_SLOT_WORK = 1,
+    BRAID_SLOT_BLOCK = 2,
+    BRAID_SLOT_TABLE = 3
+};
+
+/* Elements per chunk: chunk_bytes (or the default) rounded down to whole
+ * elements, at least one. */
+static inline size_t braid_chunk_elems(const braid_coll_args_t *a)
+{
+    size_t bytes = a->params.chunk_bytes ? a->params.chunk_bytes : BRAID_DEFAULT_CHUNK_BYTES;
+    size_t ce = a->esize ? bytes / a->esize : bytes;
+    return ce ? ce : 1;
+}
+
+/* Chunks of n elements (0 for n == 0), without overflow for huge ce. */
+static inline size_t braid_nchunks(size_t n, size_t ce)
+{
+    return n / ce + (n % ce != 0);
+}
+
+/* Chunk i of n elements: length. */
+static inline size_t braid_chunk_len(size_t n, size_t ce, size_t i)
+{
+    size_t first = i * ce;
+    return n - first < ce ? n - first : ce;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pipelined ring                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Element offset at which block b starts, b = 0..P (bound(P) = total). */
+typedef size_t (*braid_bound_fn_t)(const void *ctx, int b);
+
+typedef struct braid_ring {
+    braid_bound_fn_t bound;
+    const void *bound_ctx;
+    /* steps of each phase: reduce-scatter (0 or P-1), then allgather
+     * (0 or P-1). In reduce-scatter step t rank r sends block r-t-1 and
+     * reduces block r-t-2; in allgather step s it sends block r-s and
+     * receives block r-s-1 (mod P). After the reduce-scatter rank r owns
+     * block r. */
+    int rs_steps, ag_steps;
+    /* where the block sent in step 0 starts (block rank-1 of the input for
+     * a reduce-scatter, the rank's own block for an allgather) */
+    const char *first_src;
+    /* reduce-scatter input (indexed by element offset); NULL when it is work */
+    const char *in;
+    /* where partial and final blocks are kept and forwarded from */
+    char *work;
+    /* reduce-scatter only: when non-NULL, block `rank` (reduced in the last
+     * step) lands here (indexed from the block's start) instead of work */
+    char *own_dst;
+} braid_ring_t;
+
+/* Run the ring. Requires a commutative op when rs_steps > 0. */
+int braid_ring_run(braid_comm_t *c, const braid_coll_args_t *a, const braid_ring_t *ring);
+
+/* bound functions: evenly split a->count (braid_block_start) and a prefix
+ * table of P+1 offsets */
+size_t braid_bound_even(const void *ctx, int b);   /* ctx: const braid_even_t * */
+size_t braid_bound_table(const void *ctx, int b);  /* ctx: const size_t[P+1] */
+
+/* reduce_scatter: the P+1 element offsets of the ranks' blocks
+ * (a->rcounts, or a->count each when NULL), in scratch slot `slot`; NULL
+ * when scratch fails. */
+size_t *braid_rs_offsets(const braid_coll_args_t *a, int P, int slot);
+/* reduce_scatter on one rank: the input is the result (copied unless in place) */
+int braid_rs_single(const braid_coll_args_t *a);
+
+typedef struct braid_even {
+    size_t count;
+    int n;
+} braid_even_t;
+
+/* ------------------------------------------------------------------ */
+/* Halving-doubling: binary blocks and the chunked reduce-exchange      */
+/* ------------------------------------------------------------------ */
+
+/* P ranks split into power-of-two blocks, the largest first (lowest
+ * ranks): P = 2^k0 + 2^k1 + ... with k0 > k1 > ... . The data is split into
+ * M0 = 2^k0 "groups" (bound(G), G = 0..M0); a rank with index q in a block
+ * of 2^k ranks holds, after k halving steps, the groups
+ * [bitrev_k(q) * M0/2^k, (bitrev_k(q)+1) * M0/2^k). */
+#define BRAID_MAX_BLOCKS 32
+typedef struct braid_bblocks {
+    int P, rank;
+    int nblocks;
+    int base[BRAID_MAX_BLOCKS], lg[BRAID_MAX_BLOCKS];
+    int me;          /* my block */
+    int q;           /* my index in my block */
+    int M0, k0;      /* size and log2 of the largest block */
+    braid_bound_fn_t bound;
+    const void *bound_ctx;
+} braid_bblocks_t;
+
+void braid_bblocks_init(braid_bblocks_t *bb, int P, int rank, braid_bound_fn_t bound,
+                        const void *bound_ctx);
+
+static inline int braid_bitrev(int v, int bits)
+{
+    int r = 0;
+    for (int i = 0; i < bits; i++) r |= ((v >> i) & 1) << (bits - 1 - i);
+    return r;
+}
+
+/* Groups [*g0, *g1) held by index q of a block of 2^lg ranks after `level`
+ * halving steps (level <= lg). */
+void braid_bblocks_segment(const braid_bblocks_t *bb, int lg, int q, int level,
+                           int *g0, int *g1);
+
+/* Send sn elements at sptr to peer (chunked) and receive n elements from
+ * peer (chunked), combining each received chunk with `mine` into dst in
+ * rank order (peer_lower: the peer's data is the lower-ranked operand).
+ * mine may equal dst. sn or n may be zero. */
+int braid_reduce_exchange(braid_comm_t *c, const braid_coll_args_t *a, int peer,
+                          braid_step_t step, const char *sptr, size_t sn,
+                          char *dst, const char *mine, size_t n, bool peer_lower);
+
+/* Send n elements at ptr to peer in the chunks braid_reduce_exchange
+ * receives them in (no receive). */
+int braid_send_chunked(braid_comm_t *c, const braid_coll_args_t *a, int peer,
+                       braid_step_t step, const char *ptr, size_t n);
+
+/* Binary-block reduce-scatter. *cur (in: the input, out: where the partial
+ * lives) - work receives partials. On return the ranks of block 0 hold the
+ * full reduction of their groups in work; other ranks' work holds their
+ * block-level piece (sent up). last_dst: if non-NULL and P is a power of
+ * two, the kept half of the last step is written there (indexed from the
+ * piece's start) instead of work. Steps used: 0..31 and BRAID_HD_STEP_UP. */
+int braid_bblocks_reduce_scatter(braid_comm_t *c, const braid_coll_args_t *a,
+                                 const braid_bblocks_t *bb, const char *input, char *work,
+                                 char *last_dst);
+
+enum {
+    BRAID_HD_STEP_RS = 0,       /* + step within block */
+    BRAID_HD_STEP_UP = 40,      /* smaller block -> next larger */
+    BRAID_HD_STEP_DOWN = 41,    /* larger block -> next smaller */
+    BRAID_HD_STEP_AG = 50,      /* + step within block */
+    BRAID_HD_STEP_FIX = 90      /* reduce_scatter: pieces to their owners */
+};
+
+#endif /* BRAID_ALGO_INTERNAL_H */
