@@ -7,7 +7,7 @@
  *    halving_doubling, bcube and dbtree at P = 1000 (int32 sum, every rank's
  *    every element against the closed-form sum);
  *  - contracts in phantom mode (no data) at P = 1024 and 4096, S = 32P bytes
- *    (8 floats per block), per rank, against DESIGN.md:
+ *    (8 floats per block), per rank, against docs/DESIGN.md:
  *      ring_chunked      2(P-1) messages, 2S(P-1)/P bytes
  *      halving_doubling  2 lg P messages, 2S(P-1)/P bytes
  *      bcube (base 4)    2 * 3 * log4 P messages, 2S(P-1)/P bytes
@@ -213,7 +213,7 @@ START_TEST(contract_bcube)
 }
 END_TEST
 
-/* NCCL's btree written out from DESIGN.md: parent of r > 0 with lowest set
+/* NCCL's btree written out from docs/DESIGN.md: parent of r > 0 with lowest set
  * bit b is (r ^ b) | (b << 1), or r ^ b when that is >= P; root 0 */
 static int btree_parent(int P, int r)
 {
