@@ -148,73 +148,66 @@ static int place_device_aware(mca_coll_braid_module_t *m, const layout_t *l, con
 }
 
 /* ------------------------------------------------------------------ */
-/* MPI_Allreduce                                                        */
+/* MPI_Allreduce and MPI_Reduce                                         */
 /* ------------------------------------------------------------------ */
+
+/* Shared by both: root < 0 means every rank receives (allreduce). Returns
+ * an MPI code, or sets *hand_on when the previous module must run the call
+ * (the same on every rank: datatype layout, the table, or an algorithm
+ * that declined before sending, e.g. for a non-commutative op). */
+static int reduction(mca_coll_braid_module_t *m, braid_coll_t coll, const void *sbuf, void *rbuf,
+                     int count, MPI_Datatype dtype, MPI_Op op, int root, bool *hand_on)
+{
+    size_t n = count > 0 ? (size_t)count : 0;
+    size_t bytes = n * mca_coll_braid_type_size(dtype);
+    *hand_on = false;
+    if (0 == bytes) return MPI_SUCCESS;
+    mca_coll_braid_call_t call;
+    layout_t l = classify(dtype, n);
+    if (!mca_coll_braid_call_init(m, &call, coll, bytes) || LAYOUT_UNSUPPORTED == l.kind) {
+        *hand_on = true;
+        return MPI_SUCCESS;
+    }
+    bool receives = root < 0 || m->bcomm.rank == root;
+    mca_coll_braid_op_t storage;
+    bind_op(&call, mca_coll_braid_op_get(m, dtype, op, &storage), n, l.extent);
+    call.args.root = root < 0 ? 0 : root;
+    placed_t p;
+    int rc = place_device_aware(m, &l, sbuf, rbuf, receives ? rbuf : NULL, n, &p);
+    if (MPI_SUCCESS != rc) return rc;
+    bool direct = LAYOUT_DIRECT == l.kind;
+    mca_coll_braid_call_buffers(&call, root < 0 ? BRAID_DEVPIPE_ALLREDUCE : BRAID_DEVPIPE_REDUCE,
+                                p.src, direct && p.in_dev, p.dst, direct && p.out_dev);
+    rc = mca_coll_braid_dispatch(m, &call);
+    if (BRAID_ERR_UNSUPPORTED == rc) {
+        *hand_on = true;
+        return MPI_SUCCESS;
+    }
+    if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind && receives)
+        rc = stage_out(m, dtype, n, rbuf, p.dst, p.out_dev);
+    return rc;
+}
 
 int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
                              mca_coll_base_module_t *module)
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
-    size_t n = count > 0 ? (size_t)count : 0;
-    size_t bytes = n * mca_coll_braid_type_size(dtype);
-    if (0 == bytes) return MPI_SUCCESS;
-    mca_coll_braid_call_t call;
-    layout_t l = classify(dtype, n);
-    if (!mca_coll_braid_call_init(m, &call, BRAID_COLL_ALLREDUCE, bytes) ||
-        LAYOUT_UNSUPPORTED == l.kind)
-        return mca_coll_braid_prev_allreduce(m, sbuf, rbuf, count, dtype, op);
-
-    mca_coll_braid_op_t storage;
-    bind_op(&call, mca_coll_braid_op_get(m, dtype, op, &storage), n, l.extent);
-    placed_t p;
-    int rc = place_device_aware(m, &l, sbuf, rbuf, rbuf, n, &p);
-    if (MPI_SUCCESS != rc) return rc;
-    bool direct = LAYOUT_DIRECT == l.kind;
-    mca_coll_braid_call_buffers(&call, BRAID_DEVPIPE_ALLREDUCE, p.src, direct && p.in_dev, p.dst,
-                                direct && p.out_dev);
-    rc = mca_coll_braid_dispatch(m, &call);
-    if (BRAID_ERR_UNSUPPORTED == rc)   /* e.g. non-commutative op: same on every rank */
-        return mca_coll_braid_prev_allreduce(m, sbuf, rbuf, count, dtype, op);
-    if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind)
-        rc = stage_out(m, dtype, n, rbuf, p.dst, p.out_dev);
-    return rc;
+    bool hand_on;
+    (void)comm;
+    int rc = reduction(m, BRAID_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op, -1, &hand_on);
+    return hand_on ? mca_coll_braid_prev_allreduce(m, sbuf, rbuf, count, dtype, op) : rc;
 }
-
-/* ------------------------------------------------------------------ */
-/* MPI_Reduce                                                           */
-/* ------------------------------------------------------------------ */
 
 int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module)
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
-    size_t n = count > 0 ? (size_t)count : 0;
-    size_t bytes = n * mca_coll_braid_type_size(dtype);
-    if (0 == bytes) return MPI_SUCCESS;
-    mca_coll_braid_call_t call;
-    layout_t l = classify(dtype, n);
-    if (!mca_coll_braid_call_init(m, &call, BRAID_COLL_REDUCE, bytes) ||
-        LAYOUT_UNSUPPORTED == l.kind)
-        return mca_coll_braid_prev_reduce(m, sbuf, rbuf, count, dtype, op, root);
-
-    bool is_root = m->bcomm.rank == root;
-    mca_coll_braid_op_t storage;
-    bind_op(&call, mca_coll_braid_op_get(m, dtype, op, &storage), n, l.extent);
-    call.args.root = root;
-    placed_t p;
-    int rc = place_device_aware(m, &l, sbuf, rbuf, is_root ? rbuf : NULL, n, &p);
-    if (MPI_SUCCESS != rc) return rc;
-    bool direct = LAYOUT_DIRECT == l.kind;
-    mca_coll_braid_call_buffers(&call, BRAID_DEVPIPE_REDUCE, p.src, direct && p.in_dev, p.dst,
-                                direct && p.out_dev);
-    rc = mca_coll_braid_dispatch(m, &call);
-    if (BRAID_ERR_UNSUPPORTED == rc)
-        return mca_coll_braid_prev_reduce(m, sbuf, rbuf, count, dtype, op, root);
-    if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && LAYOUT_STAGED == l.kind && is_root)
-        rc = stage_out(m, dtype, n, rbuf, p.dst, p.out_dev);
-    return rc;
+    bool hand_on;
+    (void)comm;
+    int rc = reduction(m, BRAID_COLL_REDUCE, sbuf, rbuf, count, dtype, op, root, &hand_on);
+    return hand_on ? mca_coll_braid_prev_reduce(m, sbuf, rbuf, count, dtype, op, root) : rc;
 }
 
 /* ------------------------------------------------------------------ */
