@@ -209,7 +209,10 @@ int braid_reduce_dbtree(braid_comm_t *c, const braid_coll_args_t *a);
 int braid_reduce_binomial(braid_comm_t *c, const braid_coll_args_t *a);
 
 /* reduce_scatter: sbuf (or rbuf when in place) holds sum(rcounts) elements
- * (or size*count for the block variant); rbuf receives this rank's block. */
+ * (or size*count for the block variant); rbuf receives this rank's block at
+ * its start, rbuf[0, mine), and nothing else of rbuf is written: not in
+ * place rbuf may hold just those elements; in place the rest of the input
+ * keeps its values (as MPI implementations leave it). */
 int braid_reduce_scatter_ring(braid_comm_t *c, const braid_coll_args_t *a);
 int braid_reduce_scatter_halving_doubling(braid_comm_t *c, const braid_coll_args_t *a);
 
