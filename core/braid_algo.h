@@ -178,7 +178,10 @@ typedef int (*braid_algo_fn_t)(braid_comm_t *c, const braid_coll_args_t *a);
  *  reduce          the root's rbuf receives count elements
  *  reduce_scatter  sbuf (or rbuf when in place) holds sum(rcounts) elements
  *                  (size*count for the block variant); rbuf receives this
- *                  rank's block
+ *                  rank's block at its start, rbuf[0, mine), and nothing
+ *                  else of rbuf is written: not in place rbuf may hold just
+ *                  those elements; in place the rest of the input keeps its
+ *                  values (as MPI implementations leave it)
  *  allgather       sbuf holds count elements (NULL = in place: already at
  *                  rbuf + rank*count*esize); rbuf receives size*count elements
  */

@@ -21,10 +21,15 @@
  * Uneven rcounts (zeros included) only change the element boundaries of the
  * groups; zero-length messages are never sent.
  *
- * Not in place, partial results live in a work buffer in scratch (slot 1,
- * the input's size); when P is a power of two and bitrev(r) == r (e.g. P
- * = 2) the last step reduces straight into rbuf. In place, rbuf is the work
- * buffer and the own block moves to its start at the end.
+ * Partial results live in a work buffer in scratch (slot 1, the input's
+ * size), the input is only read, and rbuf[0, mine) is the only part of
+ * rbuf written (in place, the rest of the input stays as it was, as in
+ * other MPI implementations). Not in place, when P is a power of two and
+ * bitrev(r) == r (e.g. P = 2) the last step reduces straight into rbuf.
+ * In place, the own block is copied from the work buffer at the end: rbuf
+ * is still the input until every exchange has completed. The fix-up
+ * receives straight into rbuf in both cases: by then nothing reads the
+ * input, and the fix-up sends come from the work buffer.
  */
 #include "braid_engines.h"
 #include "braid_cost.h"
@@ -75,8 +80,9 @@ int braid_reduce_scatter_halving_doubling(braid_comm_t *c, const braid_coll_args
     int holder = braid_bitrev(gown, bb.k0);   /* a rank of block 0 (base 0) */
     bool direct_last = !in_place && 1 == bb.nblocks && holder == r;
 
-    char *work = rbuf;
-    if (!in_place && bb.lg[bb.me] > 0) {
+    /* a rank alone in its block (lg 0) only sends its input up: no partials */
+    char *work = NULL;
+    if (bb.lg[bb.me] > 0) {
         work = braid_scratch_get(a->scratch, BRAID_SLOT_WORK, N * es);
         if (NULL == work) return BRAID_ERR_NOMEM;
     }
@@ -85,16 +91,8 @@ int braid_reduce_scatter_halving_doubling(braid_comm_t *c, const braid_coll_args
 
     /* fix-up: block 0's ranks send the blocks of their group to the owners */
     braid_req_t req[3] = { NULL, NULL, NULL };
-    char *land = NULL;
-    if (holder != r && mine > 0) {
-        land = rbuf;
-        if (in_place) {
-            /* rbuf[0, mine) may still be read by our own sends */
-            land = braid_scratch_get(a->scratch, BRAID_SLOT_BLOCK, mine * es);
-            if (NULL == land) return BRAID_ERR_NOMEM;
-        }
-        rc = braid_irecv(c, holder, BRAID_HD_STEP_FIX, land, mine * es, &req[0]);
-    }
+    if (holder != r && mine > 0)
+        rc = braid_irecv(c, holder, BRAID_HD_STEP_FIX, rbuf, mine * es, &req[0]);
     if (0 == bb.me) {
         int g = braid_bitrev(bb.q, bb.k0);
         int b0 = (int)braid_block_start((size_t)P, bb.M0, g), b1 = (int)braid_block_start((size_t)P, bb.M0, g + 1);
@@ -107,11 +105,7 @@ int braid_reduce_scatter_halving_doubling(braid_comm_t *c, const braid_coll_args
     int wrc = braid_waitall(c, 3, req);
     if (BRAID_OK == rc) rc = wrc;
     if (BRAID_OK != rc || 0 == mine) return rc;
-    if (holder == r) {
-        if (!direct_last) memmove(rbuf, work + off[r] * es, mine * es);
-    } else if (land != rbuf) {
-        memcpy(rbuf, land, mine * es);
-    }
+    if (holder == r && !direct_last) memcpy(rbuf, work + off[r] * es, mine * es);
     return BRAID_OK;
 }
 

@@ -11,11 +11,14 @@
  * and fold this rank's input into it; the last step delivers block r.
  * Chunks are pipelined (ring_pipeline.c).
  *
- * Not in place: partials are received into a work buffer in scratch (slot
- * 1, the input's size, indexed like the input) and reduced there with
- * sbuf; the own block is received straight into rbuf. In place: partials
- * are received into scratch chunks and reduced into rbuf, then the own
- * block moves to the start of rbuf.
+ * Partials are received into a work buffer in scratch (slot 1, the input's
+ * size, indexed like the input) and reduced there with the input, which is
+ * only read. Not in place, the own block is received straight into rbuf
+ * (no work buffer when P = 2: only the own block is received). In place,
+ * it is completed in the work buffer too and copied to the start of rbuf
+ * at the end: rbuf[0, mine) is then the only part of rbuf written, as in
+ * other MPI implementations, and writing it earlier would overwrite input
+ * blocks still to be sent or reduced.
  *
  * Non-commutative ops: returns BRAID_ERR_UNSUPPORTED (P > 1), as the ring
  * cannot keep the rank order.
@@ -45,18 +48,18 @@ int braid_reduce_scatter_ring(braid_comm_t *c, const braid_coll_args_t *a)
         .rs_steps = P - 1,
         .ag_steps = 0,
         .first_src = input + off[(r - 1 + P) % P] * es,
-        .in = in_place ? NULL : input,
+        .in = input,
         .work = a->rbuf,
         .own_dst = in_place ? NULL : a->rbuf,
     };
-    if (!in_place && P > 2) {
-        /* partials of other ranks' blocks pass through here */
+    if (in_place || P > 2) {
+        /* partials of other ranks' blocks (in place: the own one too) */
         ring.work = braid_scratch_get(a->scratch, BRAID_SLOT_WORK, N * es);
         if (NULL == ring.work) return BRAID_ERR_NOMEM;
     }
     int rc = braid_ring_run(c, a, &ring);
-    if (BRAID_OK == rc && in_place && off[r] > 0 && mine > 0)
-        memmove(a->rbuf, (char *)a->rbuf + off[r] * es, mine * es);
+    if (BRAID_OK == rc && in_place && mine > 0)
+        memcpy(a->rbuf, ring.work + off[r] * es, mine * es);
     return rc;
 }
 

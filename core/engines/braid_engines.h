@@ -11,9 +11,9 @@
  *
  * Scratch slots used by these engines:
  *   0  receive chunks (BRAID_PIPE_DEPTH chunks)
- *   1  work buffer (reduce_scatter not in place: the whole input's size)
- *   2  receive buffer of a whole block (reduce_scatter fix-up, in place)
- *   2  also: reduce_scatter_ring's block offsets
+ *   1  work buffer (reduce_scatter, in place or not: the whole input's
+ *      size; the input is only read and rbuf gets only the own block)
+ *   2  reduce_scatter_ring's block offsets
  *   3  small tables (the ring's send requests, halving-doubling's offsets)
  */
 #ifndef BRAID_ALGO_INTERNAL_H

@@ -19,8 +19,20 @@
  * MPI_UNSIGNED_LONG (compared as signed); braid's kernels must get them
  * right. Run with --mca coll ^braid to see Open MPI's failures.
  *
- * usage: mpi_reductions [quick] [ompi-safe] | huge
+ * Untouched bytes (also in the default run for reduce_scatter): in-place
+ * MPI_Reduce_scatter(_block) writes only the result block at the start of
+ * recvbuf, the rest of the input keeps its values (as tuned and MPICH
+ * leave it). The untouched mode checks, for every collective braid runs,
+ * that no byte the call does not define changes: sendbufs, recvbuf on
+ * reduce's non-root ranks, what lies past the data, the holes of derived
+ * datatypes (pair types, a strided vector, resized types with a gap at the
+ * end or the start) in recvbufs of allreduce, reduce, reduce_scatter,
+ * bcast and allgather.
+ *
+ * usage: mpi_reductions [quick] [ompi-safe] | huge | untouched
  *   huge:      only an allreduce of more than 2^31 bytes (2 GiB per rank)
+ *   untouched: only the untouched-bytes checks (every predefined type and
+ *              op, and the derived types with holes)
  *   quick:     fewer counts, for sweeps
  *   ompi-safe: skip the checks Open MPI 4.1.4 itself fails (uint8, uint16
  *              and unsigned long types, 8-bit wrap-around), for runs where
@@ -459,6 +471,9 @@ static void test_reduce_scatter(MPI_Comm comm, const char *what)
                 bad += out[i] != e;
             }
             mt_check(0 == bad, "%s reduce_scatter_block n=%d inplace=%d: %d wrong", what, rc, ip, bad);
+            /* in place, the input past the result block keeps its values */
+            mt_check(!ip || 0 == memcmp(out + rc, in + rc, (total - rc) * sizeof(int64_t)),
+                     "%s reduce_scatter_block n=%d in place: recvbuf written past the result", what, rc);
         }
         free(in);
         free(out);
@@ -481,6 +496,19 @@ static void test_reduce_scatter(MPI_Comm comm, const char *what)
         bad += out[i] != e;
     }
     mt_check(0 == bad, "%s reduce_scatter uneven: %d wrong", what, bad);
+    /* in place: the result at the start, the rest of the input as it was */
+    memcpy(out, in, total * sizeof(double));
+    MPI_Reduce_scatter(MPI_IN_PLACE, out, rcounts, MPI_DOUBLE, MPI_SUM, comm);
+    bad = 0;
+    for (int i = 0; i < rcounts[rank]; i++) {
+        double e = 0;
+        for (int r = 0; r < P; r++) e += (double)(mine_off + i + (size_t)r * 3);
+        bad += out[i] != e;
+    }
+    size_t m = (size_t)rcounts[rank];
+    mt_check(0 == bad && 0 == memcmp(out + m, in + m, (total - m) * sizeof(double)),
+             "%s reduce_scatter uneven in place: %d wrong, or recvbuf written past the result",
+             what, bad);
     free(in);
     free(out);
     free(rcounts);
@@ -528,6 +556,540 @@ static void test_allgather(MPI_Comm comm, const char *what)
     MPI_Type_free(&vec);
 }
 
+/* ------------------------------------------------------------------ */
+/* untouched bytes                                                      */
+/* ------------------------------------------------------------------ */
+
+/* bytes past the data of every buffer below that must keep their values */
+enum { GUARD = 48 };
+
+/* n bytes (+ GUARD) of a per-seed pattern: what a buffer holds before a call */
+static unsigned char *patterned(size_t n, long seed)
+{
+    unsigned char *b = malloc(n + GUARD);
+    for (size_t i = 0; i < n + GUARD; i++) b[i] = mt_byte(seed, i);
+    return b;
+}
+
+static unsigned char *dup_bytes(const unsigned char *b, size_t n)
+{
+    unsigned char *c = malloc(n + GUARD);
+    memcpy(c, b, n + GUARD);
+    return c;
+}
+
+/* first offset in [from, to) where a and b differ, or to */
+static size_t first_diff(const unsigned char *a, const unsigned char *b, size_t from, size_t to)
+{
+    while (from < to && a[from] == b[from]) from++;
+    return from;
+}
+
+/* for messages: "none" when at == end, else the offset */
+static const char *where(size_t at, size_t end, char *s, size_t n)
+{
+    if (at == end) return "none";
+    snprintf(s, n, "%zu", at);
+    return s;
+}
+
+/* ---- predefined types: every type, every op MPI defines on it ---- */
+
+typedef struct tdesc {
+    const char *name;
+    MPI_Datatype type;
+    size_t size;
+    int arith, integer, logical, bitwise;   /* the op classes it takes */
+    void (*fill)(op_id_t o, int rank, void *buf, size_t n);
+    size_t (*wrong)(op_id_t o, int P, const void *buf, size_t first, size_t n);
+} tdesc_t;
+
+#define DEFINE_DESC(NAME, CTYPE)                                                              \
+    static void NAME##_fillv(op_id_t o, int rank, void *buf, size_t n)                         \
+    {                                                                                          \
+        NAME##_fill(o, rank, buf, n);                                                          \
+    }                                                                                          \
+    /* elements of buf that differ from the reduction of elements first.. */                  \
+    static size_t NAME##_wrong(op_id_t o, int P, const void *buf, size_t first, size_t n)     \
+    {                                                                                          \
+        const CTYPE *x = buf;                                                                  \
+        size_t bad = 0;                                                                        \
+        for (size_t i = 0; i < n; i++) bad += x[i] != NAME##_expect(o, P, first + i);          \
+        return bad;                                                                            \
+    }
+DEFINE_DESC(int8, int8_t)
+DEFINE_DESC(uint8, uint8_t)
+DEFINE_DESC(int16, int16_t)
+DEFINE_DESC(uint16, uint16_t)
+DEFINE_DESC(int32, int32_t)
+DEFINE_DESC(uint32, uint32_t)
+DEFINE_DESC(int64, int64_t)
+DEFINE_DESC(uint64, uint64_t)
+DEFINE_DESC(long_, long)
+DEFINE_DESC(ulong, unsigned long)
+DEFINE_DESC(float_, float)
+DEFINE_DESC(double_, double)
+DEFINE_DESC(ldouble, long double)
+DEFINE_DESC(cbool, bool)
+DEFINE_DESC(byte, unsigned char)
+
+#define DESC(NAME, T, CTYPE, A, I, L, B) { #NAME, T, sizeof(CTYPE), A, I, L, B, NAME##_fillv, NAME##_wrong }
+
+static int takes(const tdesc_t *d, op_id_t o)
+{
+    if (o <= OP_MAX) return d->arith;
+    if (o <= OP_LXOR) return d->logical;
+    return d->bitwise;
+}
+
+/* MPI_Reduce_scatter_block (block > 0) or MPI_Reduce_scatter (rcounts):
+ * the result block right; nothing else of recvbuf written (in place: the
+ * rest of the input; not in place: whatever lies past the block, here the
+ * input's size + GUARD); sendbuf unchanged */
+static void rs_untouched(MPI_Comm comm, const char *what, const tdesc_t *d, op_id_t o, int block,
+                         const int *rcounts, int inplace)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t total = 0, first = 0;
+    for (int r = 0; r < P; r++) {
+        size_t n = (size_t)(block ? block : rcounts[r]);
+        if (r < rank) first += n;
+        total += n;
+    }
+    size_t mine = (size_t)(block ? block : rcounts[rank]), bytes = total * d->size;
+    unsigned char *in = patterned(bytes, 1 + rank), *out = patterned(bytes, 1000 + rank);
+    d->fill(o, rank, inplace ? out : in, total);
+    unsigned char *in0 = dup_bytes(in, bytes), *out0 = dup_bytes(out, bytes);
+    const void *sbuf = inplace ? MPI_IN_PLACE : in;
+    if (block) MPI_Reduce_scatter_block(sbuf, out, block, d->type, mpi_op(o), comm);
+    else MPI_Reduce_scatter(sbuf, out, rcounts, d->type, mpi_op(o), comm);
+    size_t bad = d->wrong(o, P, out, first, mine);
+    size_t at = first_diff(out, out0, mine * d->size, bytes + GUARD);
+    size_t sat = first_diff(in, in0, 0, bytes + GUARD);
+    char s1[24], s2[24];
+    mt_check(0 == bad && at == bytes + GUARD && sat == bytes + GUARD,
+             "%s %s %s %s inplace=%d mine=%zu total=%zu: %zu wrong; first recvbuf byte changed "
+             "past the %zu-byte result: %s; first sendbuf byte changed: %s", what,
+             block ? "reduce_scatter_block" : "reduce_scatter", d->name, op_names[o], inplace, mine,
+             total, bad, mine * d->size, where(at, bytes + GUARD, s1, sizeof s1),
+             where(sat, bytes + GUARD, s2, sizeof s2));
+    free(in);
+    free(out);
+    free(in0);
+    free(out0);
+}
+
+/* MPI_Reduce: the root's result right and nothing past it written; the
+ * non-roots' recvbuf (not significant there) and every sendbuf unchanged */
+static void reduce_untouched(MPI_Comm comm, const char *what, const tdesc_t *d, op_id_t o, size_t n,
+                             int root, int inplace)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t bytes = n * d->size;
+    int ip = inplace && rank == root;
+    unsigned char *in = patterned(bytes, 2 + rank), *out = patterned(bytes, 2000 + rank);
+    d->fill(o, rank, ip ? out : in, n);
+    unsigned char *in0 = dup_bytes(in, bytes), *out0 = dup_bytes(out, bytes);
+    MPI_Reduce(ip ? MPI_IN_PLACE : in, out, (int)n, d->type, mpi_op(o), root, comm);
+    size_t bad = rank == root ? d->wrong(o, P, out, 0, n) : 0;
+    size_t at = first_diff(out, out0, rank == root ? bytes : 0, bytes + GUARD);
+    size_t sat = first_diff(in, in0, 0, bytes + GUARD);
+    char s1[24], s2[24];
+    mt_check(0 == bad && at == bytes + GUARD && sat == bytes + GUARD,
+             "%s reduce %s %s n=%zu root=%d inplace=%d: %zu wrong; first recvbuf byte changed%s: "
+             "%s; first sendbuf byte changed: %s", what, d->name, op_names[o], n, root, ip, bad,
+             rank == root ? " past the result" : " (non-root)", where(at, bytes + GUARD, s1, sizeof s1),
+             where(sat, bytes + GUARD, s2, sizeof s2));
+    free(in);
+    free(out);
+    free(in0);
+    free(out0);
+}
+
+/* MPI_Allreduce: nothing past the result written, sendbuf unchanged */
+static void allreduce_untouched(MPI_Comm comm, const char *what, const tdesc_t *d, op_id_t o,
+                                size_t n, int inplace)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t bytes = n * d->size;
+    unsigned char *in = patterned(bytes, 3 + rank), *out = patterned(bytes, 3000 + rank);
+    d->fill(o, rank, inplace ? out : in, n);
+    unsigned char *in0 = dup_bytes(in, bytes), *out0 = dup_bytes(out, bytes);
+    MPI_Allreduce(inplace ? MPI_IN_PLACE : in, out, (int)n, d->type, mpi_op(o), comm);
+    size_t bad = d->wrong(o, P, out, 0, n);
+    size_t at = first_diff(out, out0, bytes, bytes + GUARD);
+    size_t sat = first_diff(in, in0, 0, bytes + GUARD);
+    char s1[24], s2[24];
+    mt_check(0 == bad && at == bytes + GUARD && sat == bytes + GUARD,
+             "%s allreduce %s %s n=%zu inplace=%d: %zu wrong; first recvbuf byte changed past the "
+             "result: %s; first sendbuf byte changed: %s", what, d->name, op_names[o], n, inplace,
+             bad, where(at, bytes + GUARD, s1, sizeof s1), where(sat, bytes + GUARD, s2, sizeof s2));
+    free(in);
+    free(out);
+    free(in0);
+    free(out0);
+}
+
+static void test_untouched_predefined(MPI_Comm comm, const char *what)
+{
+    static const tdesc_t types[] = {
+        DESC(int8, MPI_INT8_T, int8_t, 1, 1, 1, 1),
+        DESC(uint8, MPI_UNSIGNED_CHAR, uint8_t, 1, 1, 1, 1),
+        DESC(int16, MPI_SHORT, int16_t, 1, 1, 1, 1),
+        DESC(uint16, MPI_UINT16_T, uint16_t, 1, 1, 1, 1),
+        DESC(int32, MPI_INT, int32_t, 1, 1, 1, 1),
+        DESC(uint32, MPI_UNSIGNED, uint32_t, 1, 1, 1, 1),
+        DESC(int64, MPI_INT64_T, int64_t, 1, 1, 1, 1),
+        DESC(uint64, MPI_UNSIGNED_LONG_LONG, uint64_t, 1, 1, 1, 1),
+        DESC(long_, MPI_LONG, long, 1, 1, 1, 1),
+        DESC(ulong, MPI_UNSIGNED_LONG, unsigned long, 1, 1, 1, 1),
+        DESC(float_, MPI_FLOAT, float, 1, 0, 0, 0),
+        DESC(double_, MPI_DOUBLE, double, 1, 0, 0, 0),
+        DESC(ldouble, MPI_LONG_DOUBLE, long double, 1, 0, 0, 0),
+        DESC(cbool, MPI_C_BOOL, bool, 0, 0, 1, 0),
+        DESC(byte, MPI_BYTE, unsigned char, 0, 0, 0, 1),
+    };
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    /* uneven counts: zeros in between; fewer elements than ranks (only the
+     * last rank gets one); only the first rank gets any */
+    int *spread = malloc(P * sizeof(int)), *few = malloc(P * sizeof(int)), *one = malloc(P * sizeof(int));
+    for (int r = 0; r < P; r++) {
+        spread[r] = r % 3 == 1 ? 0 : r + 2;
+        few[r] = r == P - 1;
+        one[r] = r == 0 ? 3 : 0;
+    }
+    for (size_t t = 0; t < sizeof types / sizeof *types; t++)
+        for (int o = OP_SUM; o < OP_N; o++) {
+            const tdesc_t *d = &types[t];
+            if (!takes(d, o)) continue;
+            for (int ip = 0; ip < 2; ip++) {
+                rs_untouched(comm, what, d, o, 1, NULL, ip);
+                rs_untouched(comm, what, d, o, 5, NULL, ip);
+                rs_untouched(comm, what, d, o, 0, spread, ip);
+                rs_untouched(comm, what, d, o, 0, few, ip);
+                rs_untouched(comm, what, d, o, 0, one, ip);
+                reduce_untouched(comm, what, d, o, (size_t)P + 1, ip ? P - 1 : 0, ip);
+                allreduce_untouched(comm, what, d, o, (size_t)P + 1, ip);
+            }
+        }
+    free(spread);
+    free(few);
+    free(one);
+}
+
+/* ---- derived datatypes with holes ----
+ * Inputs and references are written as packed elements and unpacked with
+ * MPI_Unpack (the datatype engine, no collective), which writes the data
+ * bytes and leaves the holes: so an expected buffer is the buffer as it was
+ * with the expected data unpacked over it, and a whole buffer compares
+ * byte for byte, holes and what lies past the data included. */
+
+typedef struct holey {
+    const char *name;
+    MPI_Datatype type;   /* committed */
+    MPI_Op op;           /* MPI_OP_NULL: not for reductions */
+    size_t psize;        /* packed bytes per element */
+    /* packed element g (global index) of rank's input / of the reduction
+     * over P ranks */
+    void (*input)(int rank, size_t g, unsigned char *p);
+    void (*expect)(int P, size_t g, unsigned char *p);
+} holey_t;
+
+static size_t extent_of(MPI_Datatype t)
+{
+    MPI_Aint lb, extent;
+    MPI_Type_get_extent(t, &lb, &extent);
+    return (size_t)extent;
+}
+
+/* unpack n elements, element i from input(who, first+i) (or expect) */
+static void holey_put(const holey_t *h, void *buf, size_t n, int who, size_t first, int expect)
+{
+    if (0 == n) return;
+    unsigned char *packed = malloc(n * h->psize);
+    for (size_t i = 0; i < n; i++)
+        (expect ? h->expect : h->input)(who, first + i, packed + i * h->psize);
+    int pos = 0;
+    MPI_Unpack(packed, (int)(n * h->psize), &pos, buf, (int)n, h->type, MPI_COMM_SELF);
+    free(packed);
+}
+
+/* MPI_SHORT_INT {short; 2-byte hole; int} with MINLOC: ties go to the
+ * lowest index */
+static void si_input(int rank, size_t g, unsigned char *p)
+{
+    short v = (short)((g * 7 + (size_t)rank * 3) % 5);
+    int i = rank;
+    memcpy(p, &v, sizeof v);
+    memcpy(p + sizeof v, &i, sizeof i);
+}
+static void si_expect(int P, size_t g, unsigned char *p)
+{
+    short best = 0;
+    int who = 0;
+    for (int r = 0; r < P; r++) {
+        short v = (short)((g * 7 + (size_t)r * 3) % 5);
+        if (0 == r || v < best) { best = v; who = r; }
+    }
+    memcpy(p, &best, sizeof best);
+    memcpy(p + sizeof best, &who, sizeof who);
+}
+
+/* MPI_DOUBLE_INT {double; int; 4-byte hole} with MAXLOC */
+static void di_input(int rank, size_t g, unsigned char *p)
+{
+    double v = (double)((g * 5 + (size_t)rank * 11) % 7);
+    int i = rank * 10;
+    memcpy(p, &v, sizeof v);
+    memcpy(p + sizeof v, &i, sizeof i);
+}
+static void di_expect(int P, size_t g, unsigned char *p)
+{
+    double best = 0;
+    int who = 0;
+    for (int r = 0; r < P; r++) {
+        double v = (double)((g * 5 + (size_t)r * 11) % 7);
+        if (0 == r || v > best) { best = v; who = r * 10; }
+    }
+    memcpy(p, &best, sizeof best);
+    memcpy(p + sizeof best, &who, sizeof who);
+}
+
+/* the strided vector of test_strided_user_op (NV doubles, every other
+ * one), summed by vec_sum_op */
+static void dv_input(int rank, size_t g, unsigned char *p)
+{
+    for (int j = 0; j < NV; j++) {
+        double v = (double)(rank * 100 + (int)((g * NV + (size_t)j) % 97));
+        memcpy(p + j * sizeof v, &v, sizeof v);
+    }
+}
+static void dv_expect(int P, size_t g, unsigned char *p)
+{
+    for (int j = 0; j < NV; j++) {
+        double v = 0;
+        for (int r = 0; r < P; r++) v += (double)(r * 100 + (int)((g * NV + (size_t)j) % 97));
+        memcpy(p + j * sizeof v, &v, sizeof v);
+    }
+}
+
+/* one int per element, at the type's true lower bound, summed */
+static void gap_int_sum(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    MPI_Aint lb, extent, tlb, textent;
+    MPI_Type_get_extent(*t, &lb, &extent);
+    MPI_Type_get_true_extent(*t, &tlb, &textent);
+    for (int e = 0; e < *len; e++) {
+        int a, b;
+        memcpy(&a, (char *)in + e * extent + tlb, sizeof a);
+        memcpy(&b, (char *)inout + e * extent + tlb, sizeof b);
+        b += a;
+        memcpy((char *)inout + e * extent + tlb, &b, sizeof b);
+    }
+}
+static void gi_input(int rank, size_t g, unsigned char *p)
+{
+    int v = rank * 1000 + (int)(g % 1000);
+    memcpy(p, &v, sizeof v);
+}
+static void gi_expect(int P, size_t g, unsigned char *p)
+{
+    int v = 0;
+    for (int r = 0; r < P; r++) v += r * 1000 + (int)(g % 1000);
+    memcpy(p, &v, sizeof v);
+}
+
+/* the types; *n_out entries, freed by holey_free */
+static holey_t *holey_types(int *n_out)
+{
+    static holey_t h[5];
+    MPI_Datatype vec, dvec, tail, lead1, lead;
+    MPI_Type_vector(NV, 1, 2, MPI_DOUBLE, &vec);
+    MPI_Type_create_resized(vec, 0, 2 * NV * sizeof(double), &dvec);   /* holes between and after */
+    MPI_Type_free(&vec);
+    MPI_Type_create_resized(MPI_INT, 0, 3 * sizeof(int), &tail);        /* int, 8-byte gap */
+    int bl = 1;
+    MPI_Aint disp = sizeof(int);
+    MPI_Datatype it = MPI_INT;
+    MPI_Type_create_struct(1, &bl, &disp, &it, &lead1);
+    MPI_Type_create_resized(lead1, 0, 3 * sizeof(int), &lead);          /* gap, int, gap */
+    MPI_Type_free(&lead1);
+    MPI_Type_commit(&dvec);
+    MPI_Type_commit(&tail);
+    MPI_Type_commit(&lead);
+    MPI_Op vsum, gsum;
+    MPI_Op_create(vec_sum_op, 1, &vsum);
+    MPI_Op_create(gap_int_sum, 1, &gsum);
+    h[0] = (holey_t){ "MPI_SHORT_INT", MPI_SHORT_INT, MPI_MINLOC, sizeof(short) + sizeof(int), si_input, si_expect };
+    h[1] = (holey_t){ "MPI_DOUBLE_INT", MPI_DOUBLE_INT, MPI_MAXLOC, sizeof(double) + sizeof(int), di_input, di_expect };
+    h[2] = (holey_t){ "strided vector", dvec, vsum, NV * sizeof(double), dv_input, dv_expect };
+    h[3] = (holey_t){ "int + tail gap", tail, gsum, sizeof(int), gi_input, gi_expect };
+    h[4] = (holey_t){ "gap + int + gap", lead, gsum, sizeof(int), gi_input, gi_expect };
+    *n_out = 5;
+    return h;
+}
+
+static void holey_free(holey_t *h, int n)
+{
+    MPI_Op_free(&h[2].op);
+    MPI_Op_free(&h[3].op);
+    for (int i = 2; i < n; i++) MPI_Type_free(&h[i].type);
+}
+
+/* compare a buffer of `bytes` (+ GUARD) with what it must hold */
+static void expect_buffer(const unsigned char *got, const unsigned char *want, size_t bytes,
+                          const char *what, const char *call, const holey_t *h, const char *buf,
+                          size_t n, int inplace)
+{
+    size_t at = first_diff(got, want, 0, bytes + GUARD);
+    mt_check(at == bytes + GUARD, "%s %s %s n=%zu inplace=%d: %s byte %zu of %zu (extent %zu) wrong",
+             what, call, h->name, n, inplace, buf, at, bytes + GUARD, extent_of(h->type));
+}
+
+static void holey_reduce_scatter(MPI_Comm comm, const char *what, const holey_t *h, int block,
+                                 const int *rcounts, int inplace)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t ext = extent_of(h->type), total = 0, first = 0;
+    for (int r = 0; r < P; r++) {
+        size_t n = (size_t)(block ? block : rcounts[r]);
+        if (r < rank) first += n;
+        total += n;
+    }
+    size_t mine = (size_t)(block ? block : rcounts[rank]), bytes = total * ext;
+    unsigned char *in = patterned(bytes, 4 + rank), *out = patterned(bytes, 4000 + rank);
+    holey_put(h, inplace ? out : in, total, rank, 0, 0);
+    unsigned char *in0 = dup_bytes(in, bytes), *want = dup_bytes(out, bytes);
+    holey_put(h, want, mine, P, first, 1);
+    const void *sbuf = inplace ? MPI_IN_PLACE : in;
+    const char *call = block ? "reduce_scatter_block" : "reduce_scatter";
+    if (block) MPI_Reduce_scatter_block(sbuf, out, block, h->type, h->op, comm);
+    else MPI_Reduce_scatter(sbuf, out, rcounts, h->type, h->op, comm);
+    expect_buffer(out, want, bytes, what, call, h, "recvbuf", total, inplace);
+    expect_buffer(in, in0, bytes, what, call, h, "sendbuf", total, inplace);
+    free(in);
+    free(out);
+    free(in0);
+    free(want);
+}
+
+static void holey_reduce(MPI_Comm comm, const char *what, const holey_t *h, size_t n, int root,
+                         int inplace, int all)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t bytes = n * extent_of(h->type);
+    int ip = inplace && (all || rank == root);
+    unsigned char *in = patterned(bytes, 5 + rank), *out = patterned(bytes, 5000 + rank);
+    holey_put(h, ip ? out : in, n, rank, 0, 0);
+    unsigned char *in0 = dup_bytes(in, bytes), *want = dup_bytes(out, bytes);
+    if (all || rank == root) holey_put(h, want, n, P, 0, 1);
+    const void *sbuf = ip ? MPI_IN_PLACE : in;
+    if (all) MPI_Allreduce(sbuf, out, (int)n, h->type, h->op, comm);
+    else MPI_Reduce(sbuf, out, (int)n, h->type, h->op, root, comm);
+    char call[32];
+    snprintf(call, sizeof call, all ? "allreduce" : "reduce root=%d", root);
+    expect_buffer(out, want, bytes, what, call, h, all || rank == root ? "recvbuf" : "non-root recvbuf",
+                  n, ip);
+    expect_buffer(in, in0, bytes, what, call, h, "sendbuf", n, ip);
+    free(in);
+    free(out);
+    free(in0);
+    free(want);
+}
+
+/* bcast: the root's buffer unchanged, the others get its data bytes and
+ * keep their holes */
+static void holey_bcast(MPI_Comm comm, const char *what, const holey_t *h, size_t n, int root)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t bytes = n * extent_of(h->type);
+    unsigned char *buf = patterned(bytes, 6000 + rank);
+    if (rank == root) holey_put(h, buf, n, root, 0, 0);
+    unsigned char *want = dup_bytes(buf, bytes);
+    holey_put(h, want, n, root, 0, 0);
+    MPI_Bcast(buf, (int)n, h->type, root, comm);
+    char call[32];
+    snprintf(call, sizeof call, "bcast root=%d", root);
+    expect_buffer(buf, want, bytes, what, call, h, "buffer", n, 0);
+    free(buf);
+    free(want);
+}
+
+/* allgather, the holey type on both sides (in place: the own block is
+ * already in recvbuf): every block's data bytes right, the holes of
+ * recvbuf, what lies past it and sendbuf unchanged */
+static void holey_allgather(MPI_Comm comm, const char *what, const holey_t *h, size_t n, int inplace)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t ext = extent_of(h->type), block = n * ext, bytes = block * (size_t)P;
+    unsigned char *in = patterned(block, 7 + rank), *out = patterned(bytes, 7000 + rank);
+    holey_put(h, in, n, rank, 0, 0);
+    if (inplace) holey_put(h, out + (size_t)rank * block, n, rank, 0, 0);
+    unsigned char *in0 = dup_bytes(in, block), *want = dup_bytes(out, bytes);
+    for (int r = 0; r < P; r++) holey_put(h, want + (size_t)r * block, n, r, 0, 0);
+    MPI_Allgather(inplace ? MPI_IN_PLACE : in, (int)n, h->type, out, (int)n, h->type, comm);
+    expect_buffer(out, want, bytes, what, "allgather", h, "recvbuf", n, inplace);
+    expect_buffer(in, in0, block, what, "allgather", h, "sendbuf", n, inplace);
+    free(in);
+    free(out);
+    free(in0);
+    free(want);
+}
+
+static void test_untouched_derived(MPI_Comm comm, const char *what)
+{
+    int P, nh;
+    MPI_Comm_size(comm, &P);
+    holey_t *h = holey_types(&nh);
+    int *spread = malloc(P * sizeof(int)), *few = malloc(P * sizeof(int));
+    for (int r = 0; r < P; r++) {
+        spread[r] = r % 3 == 1 ? 0 : 2 * r + 1;
+        few[r] = r == P - 1;
+    }
+    size_t counts[] = { 1, (size_t)P + 1, 1000 };
+    for (int t = 0; t < nh; t++)
+        for (int k = 0; k < 3; k++) {
+            size_t n = counts[k];
+            for (int ip = 0; ip < 2; ip++) {
+                holey_reduce(comm, what, &h[t], n, 0, ip, 1);
+                holey_reduce(comm, what, &h[t], n, ip ? P - 1 : 0, ip, 0);
+                holey_reduce_scatter(comm, what, &h[t], (int)(k + 1) * 2 - 1, NULL, ip);
+                holey_allgather(comm, what, &h[t], n, ip);
+            }
+            holey_bcast(comm, what, &h[t], n, k % P);
+        }
+    for (int t = 0; t < nh; t++)
+        for (int ip = 0; ip < 2; ip++) {
+            holey_reduce_scatter(comm, what, &h[t], 0, spread, ip);
+            holey_reduce_scatter(comm, what, &h[t], 0, few, ip);
+        }
+    /* contiguous buffers too: nothing past the data */
+    holey_t bytes_h = { "MPI_INT", MPI_INT, MPI_OP_NULL, sizeof(int), gi_input, gi_expect };
+    for (int k = 0; k < 3; k++) {
+        holey_bcast(comm, what, &bytes_h, counts[k], (k + 1) % P);
+        holey_allgather(comm, what, &bytes_h, counts[k], k & 1);
+    }
+    free(spread);
+    free(few);
+    holey_free(h, nh);
+}
+
 /* more than 2^31 bytes in one call: 2^28 + 5 doubles (2 GiB + 40 B) in
  * place; every value is a small integer, so the sum is exact */
 static void test_huge(MPI_Comm comm)
@@ -572,6 +1134,15 @@ int main(int argc, char **argv)
         if (0 == strcmp(argv[i], "huge")) {
             test_huge(MPI_COMM_WORLD);
             return mt_finish("mpi_reductions huge");
+        }
+        if (0 == strcmp(argv[i], "untouched")) {
+            MPI_Comm rev = mt_reversed_comm(MPI_COMM_WORLD);
+            test_untouched_predefined(MPI_COMM_WORLD, "world");
+            test_untouched_derived(MPI_COMM_WORLD, "world");
+            test_untouched_predefined(rev, "reversed");
+            test_untouched_derived(rev, "reversed");
+            MPI_Comm_free(&rev);
+            return mt_finish("mpi_reductions untouched");
         }
         quick |= 0 == strcmp(argv[i], "quick");
         ompi_safe |= 0 == strcmp(argv[i], "ompi-safe");

@@ -5,6 +5,12 @@
  * double sums and the non-commutative matrix product, in place and not,
  * default and tiny chunks; results against rank-ordered references, and the
  * messages and bytes each rank sends against the contracts.
+ *
+ * reduce_scatter writes nothing but the result block rbuf[0, mine): every
+ * other byte of rbuf (in place: the rest of the input; not in place: what
+ * lies beyond the block) and a guard past the end keep their values, and
+ * sbuf is never written. test_rs_in_place sweeps P = 1..9 in place with
+ * uneven counts (zeros, fewer elements than ranks) for that contract.
  */
 #include "unit_common.h"
 #include "unit_ops.h"
@@ -16,6 +22,8 @@
 #include <string.h>
 
 #define MAX_P 64
+/* bytes checked past the end of every receive buffer */
+#define GUARD 64
 
 static size_t nch(size_t n, size_t ce) { return n / ce + (n % ce != 0); }
 
@@ -141,11 +149,18 @@ static void check_rs(braid_algo_fn_t fn, rs_expect_fn ex, bool keeps_order, int 
     off[0] = 0;
     for (int b = 0; b < P; b++) off[b + 1] = off[b] + (rcounts ? rcounts[b] : count);
     size_t N = off[P];
+    /* what rbuf and sbuf held before the call: rbuf is the input (in place)
+     * or a sentinel pattern, with a sentinel guard past the end either way */
+    unsigned char *rbuf0[MAX_P], *sbuf0[MAX_P];
     for (int r = 0; r < P; r++) {
         R->sbuf[r] = malloc(N * es + 1);
-        R->rbuf[r] = malloc(N * es + 1);
+        R->rbuf[r] = malloc(N * es + GUARD);
+        for (size_t i = 0; i < N * es + GUARD; i++) R->rbuf[r][i] = unit_byte(r + 100, i);
         unit_fill(kind, r, in_place ? R->rbuf[r] : R->sbuf[r], N);
-        if (!in_place) memset(R->rbuf[r], 0xa5, (off[r + 1] - off[r]) * es);
+        rbuf0[r] = malloc(N * es + GUARD);
+        memcpy(rbuf0[r], R->rbuf[r], N * es + GUARD);
+        sbuf0[r] = malloc(N * es + 1);
+        memcpy(sbuf0[r], R->sbuf[r], N * es);
     }
     inproc_result_t res = inproc_run(P, rs_body, NULL, R);
     char what[160];
@@ -160,6 +175,19 @@ static void check_rs(braid_algo_fn_t fn, rs_expect_fn ex, bool keeps_order, int 
     ck_assert_msg(bad_rc == 0, "%s: ranks disagree on the return code", what);
     bool supported = P == 1 || kind != UNIT_OP_MATMUL || keeps_order;
     ck_assert_msg(R->rc[0] == (supported ? BRAID_OK : BRAID_ERR_UNSUPPORTED), "%s: rc %d", what, R->rc[0]);
+    /* only the result block is written (nothing at all when unsupported:
+     * the caller falls back with the same buffers) */
+    for (int r = 0; r < P; r++) {
+        size_t keep = supported ? (off[r + 1] - off[r]) * es : 0, at = keep;
+        while (at < N * es + GUARD && R->rbuf[r][at] == rbuf0[r][at]) at++;
+        ck_assert_msg(at == N * es + GUARD,
+                      "%s: rank %d wrote rbuf byte %zu beyond its %zu-byte result (input %zu bytes)",
+                      what, r, at, keep, N * es);
+        ck_assert_msg(in_place || 0 == memcmp(R->sbuf[r], sbuf0[r], N * es), "%s: rank %d wrote sbuf",
+                      what, r);
+        free(rbuf0[r]);
+        free(sbuf0[r]);
+    }
     if (supported) {
         size_t bad = 0, wrong_traffic = 0, over = 0;
         int first = -1;
@@ -229,11 +257,50 @@ static void rs_sweep(braid_algo_fn_t fn, rs_expect_fn ex, bool keeps_order, int 
     }
 }
 
+/* In place, P = 1..9: uneven counts with zeros, fewer elements than ranks,
+ * empty first and last blocks, default and one-element chunks (so the
+ * pipelines run many chunks per block), every op kind; check_rs asserts
+ * that nothing but rbuf[0, mine) changes. */
+static void rs_in_place_sweep(braid_algo_fn_t fn, rs_expect_fn ex, bool keeps_order, int P,
+                              const char *name)
+{
+    size_t sparse[MAX_P], last[MAX_P], first[MAX_P], ramp[MAX_P];
+    for (int b = 0; b < P; b++) {
+        sparse[b] = b % 3 == 1 ? 1 : 0;          /* fewer elements than ranks */
+        last[b] = b == P - 1 ? 2 : 0;
+        first[b] = b == 0 ? 0 : (size_t)(P - b); /* empty first block */
+        ramp[b] = (size_t)b * 3 + 1;
+    }
+    struct { const size_t *rc; size_t count; } cases[] = {
+        { NULL, 0 }, { NULL, 1 }, { NULL, 2 }, { NULL, 37 },
+        { sparse, 0 }, { last, 0 }, { first, 0 }, { ramp, 0 }
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (int k = 0; k < 3; k++) {
+            size_t es = unit_op_esize((unit_op_kind_t)k);
+            check_rs(fn, ex, keeps_order, P, (unit_op_kind_t)k, cases[ci].rc, cases[ci].count, true,
+                     0, name);
+            check_rs(fn, ex, keeps_order, P, (unit_op_kind_t)k, cases[ci].rc, cases[ci].count, true,
+                     es, name);
+        }
+}
+
 START_TEST(test_rs_ring) { rs_sweep(braid_reduce_scatter_ring, rs_expect_ring, false, _i, "ring"); }
 END_TEST
 START_TEST(test_rs_halving_doubling)
 {
     rs_sweep(braid_reduce_scatter_halving_doubling, rs_expect_hd, true, _i, "halving_doubling");
+}
+END_TEST
+
+START_TEST(test_rs_in_place_ring)
+{
+    rs_in_place_sweep(braid_reduce_scatter_ring, rs_expect_ring, false, _i, "ring");
+}
+END_TEST
+START_TEST(test_rs_in_place_halving_doubling)
+{
+    rs_in_place_sweep(braid_reduce_scatter_halving_doubling, rs_expect_hd, true, _i, "halving_doubling");
 }
 END_TEST
 
@@ -387,6 +454,11 @@ int main(void)
     tcase_add_loop_test(rs, test_rs_halving_doubling, 1, MAX_P + 1);
     tcase_add_test(rs, test_rs_pow2_formula);
     suite_add_tcase(s, rs);
+    TCase *ip = tcase_create("reduce_scatter_in_place");
+    tcase_set_timeout(ip, 300);
+    tcase_add_loop_test(ip, test_rs_in_place_ring, 1, 10);
+    tcase_add_loop_test(ip, test_rs_in_place_halving_doubling, 1, 10);
+    suite_add_tcase(s, ip);
     TCase *ag = tcase_create("allgather");
     tcase_set_timeout(ag, 300);
     tcase_add_loop_test(ag, test_ag_ring, 1, MAX_P + 1);
