@@ -4,8 +4,10 @@
  * (mock_device.h) that completes copies late and out of order between its
  * two queues, over the in-process transport, P = 1..8:
  *
- *  - values: allreduce (every algorithm), reduce (every algorithm, several
- *    roots) and bcast (every algorithm, several roots) through the pipeline
+ *  - values: allreduce (ring, ring_chunked, halving_doubling, bcube and
+ *    dbtree; not recursive_doubling nor hierarchical), reduce (binomial and
+ *    dbtree, several roots) and bcast (one_to_all, binomial,
+ *    scatter_allgather and dbtree, several roots) through the pipeline
  *    with several segment sizes, every rank's send and receive buffers on
  *    the "device" or the host independently (in place or not), against
  *    locally computed references; int64 sums exactly, double sums

@@ -1,53 +1,37 @@
 /*
- * test_topo.c - node grouping, communicator views and the hierarchical
- * allreduce over the in-process transport.
+ * test_topo.c - node grouping and communicator views (core/patterns/
+ * braid_topo.c) over the in-process transport.
  *
  *  - grouping: for P = 1..64 and cyclic (--map-by node), block, reversed
  *    and random node maps, `order` is a permutation, each node's ranks are
  *    adjacent and ascending, nodes come in order of their lowest rank,
  *    leaders are those lowest ranks, a ring over `order` crosses nodes
  *    exactly nnodes times; P = 4096 cyclic too.
- *  - views: invalid member lists are refused; every allreduce algorithm,
- *    bcast and reduce (every root) give the reference values when run on
- *    the node-ordered view; a ring on it sends exactly total x N / P of its
- *    messages to other nodes (counted by a wrapper that knows every rank's
- *    node).
- *  - hierarchical: P = 1..12 with 1..4 nodes (cyclic and random maps), the
- *    phase algorithms rotating, int64 sum exact, double sum bit-identical
- *    on every rank and close to the reference, in place and not; only
- *    leaders send to other nodes; a non-commutative op is refused on every
- *    rank before any message.
+ *  - views: invalid member lists are refused, membership and rank
+ *    translation; on the node-ordered view of cyclic maps over 2 and 3
+ *    nodes (P = 1..9, 12, 16) every allreduce algorithm of the registry
+ *    that needs no node views, and every bcast and reduce algorithm at
+ *    every root, give the reference values (harness: unit_coll.h, strict
+ *    transport); a ring on it sends exactly total x N / P of its messages
+ *    to other nodes (counted by a wrapper that knows every rank's node).
+ *  - braid_view_allgather and braid_view_reduce_scatter: every allgather
+ *    and reduce_scatter algorithm of the registry on the node-ordered view
+ *    of cyclic and random maps over 2 and 3 nodes (P = 1..9, 12, 16), in
+ *    place and not, block and uneven counts (zeros included), int64 and
+ *    double sums: every rank gets its own block (parent-rank order), and
+ *    the rings send total x N / P of their messages to other nodes.
+ *
+ * The hierarchical allreduce, which runs on the node and leader views, is
+ * tested in test_allreduce.c.
  */
-#include "unit_common.h"
-#include "unit_ops.h"
-#include "braid_topo.h"
+#include "unit_coll.h"
+#include "unit_topo.h"
 
-#include <math.h>
-#include <string.h>
-
-#define MAX_P 64
+#define MAX_P UNIT_MAX_P
 
 /* ------------------------------------------------------------------ */
-/* node maps                                                           */
+/* node grouping                                                       */
 /* ------------------------------------------------------------------ */
-
-typedef enum { MAP_CYCLIC, MAP_BLOCK, MAP_REVERSED, MAP_RANDOM } map_kind_t;
-
-static void make_map(map_kind_t kind, int P, int nodes, unsigned seed, uint64_t *key)
-{
-    int per = (P + nodes - 1) / nodes;
-    for (int r = 0; r < P; r++) {
-        switch (kind) {
-        case MAP_CYCLIC: key[r] = (uint64_t)(r % nodes); break;
-        case MAP_BLOCK: key[r] = (uint64_t)(r / per); break;
-        case MAP_REVERSED: key[r] = (uint64_t)((P - 1 - r) % nodes) * 1000003u; break;
-        case MAP_RANDOM:
-            seed = seed * 1103515245u + 12345u;
-            key[r] = 0xabcdef00ull + (seed >> 16) % (unsigned)nodes;
-            break;
-        }
-    }
-}
 
 static void check_grouping(int P, const uint64_t *key)
 {
@@ -87,17 +71,17 @@ START_TEST(grouping)
     uint64_t key[MAX_P];
     for (int P = 1; P <= MAX_P; P++)
         for (int nodes = 1; nodes <= 5 && nodes <= P; nodes++)
-            for (int kind = MAP_CYCLIC; kind <= MAP_RANDOM; kind++) {
-                make_map((map_kind_t)kind, P, nodes, (unsigned)(P * 31 + nodes), key);
+            for (int kind = UNIT_MAP_CYCLIC; kind <= UNIT_MAP_RANDOM; kind++) {
+                unit_make_map((unit_map_t)kind, P, nodes, (unsigned)(P * 31 + nodes), key);
                 check_grouping(P, key);
             }
     /* a block map is already grouped; a cyclic one over 2+ nodes is not */
     braid_topo_t t;
-    make_map(MAP_BLOCK, 8, 2, 0, key);
+    unit_make_map(UNIT_MAP_BLOCK, 8, 2, 0, key);
     ck_assert_int_eq(braid_topo_init(&t, 8, key), BRAID_OK);
     ck_assert(braid_topo_is_grouped(&t));
     braid_topo_fini(&t);
-    make_map(MAP_CYCLIC, 8, 2, 0, key);
+    unit_make_map(UNIT_MAP_CYCLIC, 8, 2, 0, key);
     ck_assert_int_eq(braid_topo_init(&t, 8, key), BRAID_OK);
     ck_assert(!braid_topo_is_grouped(&t));
     ck_assert_int_eq(t.nnodes, 2);
@@ -112,7 +96,7 @@ START_TEST(grouping_large)
 {
     enum { BIG = 4096 };
     uint64_t *key = malloc(BIG * sizeof(uint64_t));
-    make_map(MAP_CYCLIC, BIG, 64, 0, key);
+    unit_make_map(UNIT_MAP_CYCLIC, BIG, 64, 0, key);
     braid_topo_t t;
     ck_assert_int_eq(braid_topo_init(&t, BIG, key), BRAID_OK);
     ck_assert_int_eq(t.nnodes, 64);
@@ -120,223 +104,6 @@ START_TEST(grouping_large)
     ck_assert_int_eq(t.order[BIG / 64], 1);   /* node 1 starts with rank 1 */
     braid_topo_fini(&t);
     free(key);
-}
-END_TEST
-
-/* ------------------------------------------------------------------ */
-/* a transport wrapper that counts messages to other nodes             */
-/* ------------------------------------------------------------------ */
-
-typedef struct locality {
-    braid_comm_t inner;      /* the in-process rank */
-    const uint64_t *key;     /* node key of every rank */
-    unsigned long inter_msgs, msgs;
-} locality_t;
-
-static int loc_isend(void *state, int peer, braid_step_t step, const void *buf, size_t len,
-                     braid_req_t *req)
-{
-    locality_t *l = state;
-    l->msgs++;
-    l->inter_msgs += l->key[peer] != l->key[l->inner.rank];
-    return braid_isend(&l->inner, peer, step, buf, len, req);
-}
-static int loc_irecv(void *state, int peer, braid_step_t step, void *buf, size_t len,
-                     braid_req_t *req)
-{
-    locality_t *l = state;
-    return braid_irecv(&l->inner, peer, step, buf, len, req);
-}
-static int loc_waitall(void *state, int n, braid_req_t *reqs)
-{
-    locality_t *l = state;
-    return braid_waitall(&l->inner, n, reqs);
-}
-static const braid_transport_ops_t loc_ops = { loc_isend, loc_irecv, loc_waitall };
-
-static void loc_wrap(locality_t *l, braid_comm_t *c, const uint64_t *key, braid_comm_t *out)
-{
-    memset(l, 0, sizeof(*l));
-    l->inner = *c;
-    l->key = key;
-    *out = *c;
-    out->ops = &loc_ops;
-    out->state = l;
-}
-
-/* ------------------------------------------------------------------ */
-/* running collectives on views                                        */
-/* ------------------------------------------------------------------ */
-
-typedef enum { RUN_ORDERED, RUN_HIER } run_mode_t;
-typedef enum { COLL_ALLREDUCE, COLL_BCAST, COLL_REDUCE } coll_kind_t;
-
-typedef struct run {
-    run_mode_t mode;
-    coll_kind_t coll;
-    braid_algo_fn_t fn;             /* RUN_ORDERED */
-    braid_hier_t phases;            /* RUN_HIER: algorithms (views filled per rank) */
-    unit_op_kind_t op;
-    size_t count;
-    int root;
-    bool inplace;
-    const uint64_t *key;
-    int64_t *out[MAX_P];
-    unsigned long inter_msgs[MAX_P], msgs[MAX_P];
-    bool leads[MAX_P];
-    int rc[MAX_P];
-} run_t;
-
-static void fill_args(run_t *r, int me, braid_coll_args_t *a, braid_scratch_t *scratch, void *in)
-{
-    memset(a, 0, sizeof(*a));
-    size_t es = unit_op_esize(r->op);
-    a->count = r->coll == COLL_BCAST ? r->count * es : r->count;
-    a->esize = r->coll == COLL_BCAST ? 1 : es;
-    a->op = unit_op(r->op);
-    a->scratch = scratch;
-    a->rbuf = r->out[me];
-    a->root = r->root;
-    if (r->coll == COLL_BCAST) {
-        if (me == r->root) unit_fill(r->op, me, r->out[me], r->count);
-    } else if (r->inplace) {
-        unit_fill(r->op, me, r->out[me], r->count);
-    } else {
-        unit_fill(r->op, me, in, r->count);
-        a->sbuf = in;
-    }
-}
-
-static int body(braid_comm_t *c, void *p)
-{
-    run_t *r = p;
-    int me = c->rank, P = c->size;
-    locality_t loc;
-    braid_comm_t counted;
-    loc_wrap(&loc, c, r->key, &counted);
-    braid_topo_t t;
-    braid_subcomm_t ordered, node, leaders;
-    int rc = braid_topo_init(&t, P, r->key);
-    ck_assert_int_eq(rc, BRAID_OK);
-    void *in = malloc(r->count * unit_op_esize(r->op) + 1);
-    braid_scratch_t scratch;
-    memset(&scratch, 0, sizeof(scratch));
-    braid_coll_args_t a;
-    fill_args(r, me, &a, &scratch, in);
-    if (RUN_ORDERED == r->mode) {
-        ck_assert_int_eq(braid_subcomm_init(&ordered, &counted, P, t.order), BRAID_OK);
-        a.root = braid_subcomm_rank_of(&ordered, r->root);
-        rc = r->fn(&ordered.comm, &a);
-        braid_subcomm_fini(&ordered);
-    } else {
-        int k = t.node_of[me], lead[MAX_P];
-        braid_topo_leaders(&t, lead);
-        ck_assert_int_eq(braid_subcomm_init(&node, &counted, braid_topo_node_size(&t, k),
-                                            braid_topo_node_ranks(&t, k)), BRAID_OK);
-        ck_assert_int_eq(braid_subcomm_init(&leaders, &counted, t.nnodes, lead), BRAID_OK);
-        braid_hier_t h = r->phases;
-        h.node = &node.comm;
-        h.leaders = braid_subcomm_is_member(&leaders) ? &leaders.comm : NULL;
-        r->leads[me] = NULL != h.leaders;
-        a.hier = &h;
-        rc = braid_allreduce_hierarchical(&counted, &a);
-        braid_subcomm_fini(&node);
-        braid_subcomm_fini(&leaders);
-    }
-    r->inter_msgs[me] = loc.inter_msgs;
-    r->msgs[me] = loc.msgs;
-    r->rc[me] = rc;
-    braid_topo_fini(&t);
-    braid_scratch_release(&scratch);
-    free(in);
-    return rc == BRAID_ERR_UNSUPPORTED ? BRAID_OK : rc;
-}
-
-/* Run and check values against the reference; returns the total of
- * inter-node and all messages in *inter / *all. */
-static void run_and_check(run_t *r, int P, unsigned long *inter, unsigned long *all)
-{
-    size_t es = unit_op_esize(r->op), bytes = r->count * es;
-    for (int i = 0; i < P; i++) r->out[i] = malloc(bytes + 1);
-    inproc_result_t res = inproc_run(P, body, NULL, r);
-    ck_assert_int_eq(res.rc, BRAID_OK);
-    ck_assert_int_eq(res.leftover_msgs, 0);
-    free(res.stats);
-    unsigned char *ref = malloc(bytes + 1);
-    if (r->coll == COLL_BCAST) unit_fill(r->op, r->root, ref, r->count);
-    else unit_reference(r->op, P, 0, r->count, ref);
-    *inter = *all = 0;
-    for (int i = 0; i < P; i++) {
-        *inter += r->inter_msgs[i];
-        *all += r->msgs[i];
-        ck_assert_int_eq(r->rc[i], BRAID_OK);
-        if (r->coll == COLL_REDUCE && i != r->root) continue;
-        if (r->op == UNIT_OP_SUM_F64) {
-            /* bit-identical on every rank, close to the rank-order sum */
-            if (r->coll == COLL_ALLREDUCE)
-                ck_assert_int_eq(memcmp(r->out[i], r->out[0], bytes), 0);
-            for (size_t e = 0; e < r->count; e++) {
-                double got = ((double *)r->out[i])[e], want = ((double *)ref)[e];
-                ck_assert(fabs(got - want) <= 1e-9 * (fabs(want) + 1.0));
-            }
-        } else {
-            ck_assert_msg(0 == memcmp(r->out[i], ref, bytes), "P=%d rank %d: wrong values", P, i);
-        }
-    }
-    for (int i = 0; i < P; i++) free(r->out[i]);
-    free(ref);
-}
-
-static const braid_algo_fn_t allreduce_algs[] = {
-    braid_allreduce_ring, braid_allreduce_ring_chunked, braid_allreduce_halving_doubling,
-    braid_allreduce_bcube, braid_allreduce_dbtree, braid_allreduce_recursive_doubling,
-};
-enum { N_ALLREDUCE_ALGS = sizeof(allreduce_algs) / sizeof(allreduce_algs[0]) };
-
-START_TEST(ordered_views)
-{
-    static const int sizes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16 };
-    uint64_t key[MAX_P];
-    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
-        int P = sizes[si];
-        for (int nodes = 2; nodes <= 3; nodes++) {
-            make_map(MAP_CYCLIC, P, nodes, 0, key);
-            for (int alg = 0; alg < N_ALLREDUCE_ALGS; alg++) {
-                run_t r;
-                memset(&r, 0, sizeof(r));
-                r.mode = RUN_ORDERED;
-                r.coll = COLL_ALLREDUCE;
-                r.fn = allreduce_algs[alg];
-                r.op = alg % 2 ? UNIT_OP_SUM_F64 : UNIT_OP_SUM_I64;
-                r.count = (size_t)(37 * P + 5);
-                r.inplace = alg % 3 == 0;
-                r.key = key;
-                unsigned long inter, all;
-                run_and_check(&r, P, &inter, &all);
-                /* rings (0: ring, 1: ring_chunked) cross nodes once per node */
-                if (alg <= 1 && P > 1 && P >= nodes)
-                    ck_assert_msg(inter * (unsigned long)P == all * (unsigned long)nodes,
-                                  "P=%d nodes=%d ring alg %d: %lu of %lu messages inter-node",
-                                  P, nodes, alg, inter, all);
-            }
-            for (int root = 0; root < P; root++) {
-                run_t r;
-                memset(&r, 0, sizeof(r));
-                r.mode = RUN_ORDERED;
-                r.op = UNIT_OP_SUM_I64;
-                r.count = 100;
-                r.root = root;
-                r.key = key;
-                unsigned long inter, all;
-                r.coll = COLL_BCAST;
-                r.fn = root % 2 ? braid_bcast_binomial : braid_bcast_dbtree;
-                run_and_check(&r, P, &inter, &all);
-                r.coll = COLL_REDUCE;
-                r.fn = root % 2 ? braid_reduce_dbtree : braid_reduce_binomial;
-                run_and_check(&r, P, &inter, &all);
-            }
-        }
-    }
 }
 END_TEST
 
@@ -365,92 +132,182 @@ START_TEST(subcomm_members)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* hierarchical                                                        */
+/* algorithms on the node-ordered view                                 */
 /* ------------------------------------------------------------------ */
 
-static braid_hier_t phases(int variant)
+/* one rank: the algorithm on the node-ordered view (the root translated),
+ * under the strict transport */
+static int ordered_rank(unit_run_t *R, braid_comm_t *c, braid_coll_args_t *a)
 {
-    static const braid_algo_fn_t reduce[] = { braid_reduce_binomial, braid_reduce_dbtree };
-    static const braid_algo_fn_t bcast[] = { braid_bcast_binomial, braid_bcast_dbtree,
-                                             braid_bcast_scatter_allgather };
-    static const braid_algo_fn_t leaders[] = { braid_allreduce_ring, braid_allreduce_halving_doubling,
-                                               braid_allreduce_recursive_doubling,
-                                               braid_allreduce_ring_chunked };
-    braid_hier_t h;
-    memset(&h, 0, sizeof(h));
-    h.node_reduce = reduce[variant % 2];
-    h.node_bcast = bcast[variant % 3];
-    h.leaders_allreduce = leaders[variant % 4];
-    h.node_bcast_params.chunk_bytes = variant % 2 ? 64 : 0;
-    return h;
+    unit_topo_ctx_t *x = R->ctx;
+    unit_views_t v;
+    unit_views_init(&v, c, x->key);
+    a->root = braid_subcomm_rank_of(&v.ordered, a->root);
+    int rc = strict_run(&v.ordered.comm, R->fn, a, 0, &R->violations[c->rank]);
+    unit_views_fini(&v, c, x);
+    return rc;
 }
 
-START_TEST(hierarchical_values)
+/* one rank: braid_view_allgather / braid_view_reduce_scatter with the
+ * algorithm, as the component's glue calls them */
+static int block_view_rank(unit_run_t *R, braid_comm_t *c, braid_coll_args_t *a)
+{
+    unit_topo_ctx_t *x = R->ctx;
+    int P = c->size, me = c->rank;
+    unit_views_t v;
+    unit_views_init(&v, c, x->key);
+    braid_scratch_t scratch;
+    memset(&scratch, 0, sizeof(scratch));
+    a->scratch = &scratch;
+    strict_state_t strict;
+    strict_wrap(&v.counted, &strict);
+    int rc;
+    if (BRAID_COLL_ALLGATHER == R->coll) {
+        /* bytes, in place: this rank's block at its place in rbuf */
+        size_t block = a->count * a->esize;
+        if (a->sbuf) memcpy((char *)a->rbuf + (size_t)me * block, a->sbuf, block);
+        a->sbuf = NULL;
+        a->count = block;
+        a->esize = 1;
+        char *tmp = malloc((size_t)P * block + 1);
+        rc = braid_view_allgather(&v.ordered, R->fn, a, block, tmp);
+        free(tmp);
+    } else {
+        size_t counts[2 * MAX_P + 1];
+        char *tmp = malloc(R->off[P] * a->esize + 1);
+        rc = braid_view_reduce_scatter(&v.ordered, R->fn, a, tmp, counts);
+        free(tmp);
+    }
+    R->violations[me] = strict_unwrap(&v.counted, &strict);
+    braid_scratch_release(&scratch);
+    unit_views_fini(&v, c, x);
+    return rc;
+}
+
+/* Run case k of algorithm alg of coll on the views of map key through
+ * rank_fn; check the values; return the messages to other nodes and all
+ * messages in *inter and *all. */
+static void run_on_view(braid_coll_t coll, int alg, int P, const unit_case_t *k, const uint64_t *key,
+                        unit_rank_fn_t rank_fn, unsigned long *inter, unsigned long *all)
+{
+    unit_topo_ctx_t x;
+    memset(&x, 0, sizeof(x));
+    x.key = key;
+    unit_run_t *R = unit_run_new(coll, alg, P, k);
+    R->rank_fn = rank_fn;
+    R->ctx = &x;
+    *inter = *all = 0;
+    unit_run_check(R, true, NULL, 0);
+    for (int i = 0; i < P; i++) {
+        *inter += x.inter_msgs[i];
+        *all += x.msgs[i];
+    }
+}
+
+/* a ring over the node-ordered view crosses nodes once per node (of those
+ * the map really uses; never on one node): that share of its messages goes
+ * to other nodes */
+static void assert_ring_crossings(const char *what, int P, const uint64_t *key, unsigned long inter,
+                                  unsigned long all)
+{
+    int nodes = 0;
+    for (int r = 0; r < P; r++) {
+        int seen = 0;
+        for (int q = 0; q < r; q++) seen |= key[q] == key[r];
+        nodes += !seen;
+    }
+    if (1 == nodes) nodes = 0;
+    if (P > 1)
+        ck_assert_msg(inter * (unsigned long)P == all * (unsigned long)nodes,
+                      "%s P=%d nodes=%d: %lu of %lu messages inter-node", what, P, nodes, inter, all);
+}
+
+static const int VIEW_SIZES[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16 };
+#define N_VIEW_SIZES ((int)(sizeof VIEW_SIZES / sizeof *VIEW_SIZES))
+
+START_TEST(ordered_views)
 {
     uint64_t key[MAX_P];
-    int variant = 0;
-    for (int P = 1; P <= 12; P++)
-        for (int nodes = 1; nodes <= 4 && nodes <= P; nodes++)
-            for (int kind = MAP_CYCLIC; kind <= MAP_RANDOM; kind += MAP_RANDOM - MAP_CYCLIC) {
-                make_map((map_kind_t)kind, P, nodes, (unsigned)P, key);
-                for (int op = UNIT_OP_SUM_I64; op <= UNIT_OP_SUM_F64; op++) {
-                    run_t r;
-                    memset(&r, 0, sizeof(r));
-                    r.mode = RUN_HIER;
-                    r.coll = COLL_ALLREDUCE;
-                    r.phases = phases(variant);
-                    r.op = (unit_op_kind_t)op;
-                    r.count = variant % 5 == 0 ? 1 : (size_t)(97 * P + variant);
-                    r.inplace = variant % 2;
-                    r.key = key;
-                    variant++;
-                    unsigned long inter, all;
-                    run_and_check(&r, P, &inter, &all);
-                    /* only leaders talk across nodes */
-                    for (int i = 0; i < P; i++)
-                        if (!r.leads[i]) ck_assert_int_eq(r.inter_msgs[i], 0);
-                }
-            }
-}
-END_TEST
-
-START_TEST(hierarchical_noncommutative)
-{
-    uint64_t key[8];
-    make_map(MAP_CYCLIC, 8, 2, 0, key);
-    run_t r;
-    memset(&r, 0, sizeof(r));
-    r.mode = RUN_HIER;
-    r.coll = COLL_ALLREDUCE;
-    r.phases = phases(1);
-    r.op = UNIT_OP_MATMUL;
-    r.count = 10;
-    r.key = key;
-    for (int i = 0; i < 8; i++) r.out[i] = malloc(10 * unit_op_esize(r.op));
-    inproc_result_t res = inproc_run(8, body, NULL, &r);
-    ck_assert_int_eq(res.rc, BRAID_OK);
-    for (int i = 0; i < 8; i++) {
-        ck_assert_int_eq(r.rc[i], BRAID_ERR_UNSUPPORTED);
-        ck_assert_int_eq(r.msgs[i], 0);
-        free(r.out[i]);
+    int P = VIEW_SIZES[_i];
+    unsigned long inter, all;
+    for (int nodes = 2; nodes <= 3; nodes++) {
+        unit_make_map(UNIT_MAP_CYCLIC, P, nodes, 0, key);
+        for (int alg = 1; alg < braid_alg_count(BRAID_COLL_ALLREDUCE); alg++) {
+            if (unit_alg_has(BRAID_COLL_ALLREDUCE, alg, BRAID_OPT_HIER)) continue;
+            int j = alg - 1;
+            unit_case_t k = { .kind = j % 2 ? UNIT_OP_SUM_F64 : UNIT_OP_SUM_I64,
+                              .count = (size_t)(37 * P + 5), .in_place = j % 3 == 0 };
+            run_on_view(BRAID_COLL_ALLREDUCE, alg, P, &k, key, ordered_rank, &inter, &all);
+            if (BRAID_ALLREDUCE_RING == alg || BRAID_ALLREDUCE_RING_CHUNKED == alg)
+                assert_ring_crossings(braid_alg_name(BRAID_COLL_ALLREDUCE, alg), P, key, inter, all);
+        }
+        for (int root = 0; root < P; root++) {
+            unit_case_t b = { .count = 800, .root = root };
+            for (int alg = 1; alg < braid_alg_count(BRAID_COLL_BCAST); alg++)
+                run_on_view(BRAID_COLL_BCAST, alg, P, &b, key, ordered_rank, &inter, &all);
+            unit_case_t r = { .kind = UNIT_OP_SUM_I64, .count = 100, .root = root };
+            for (int alg = 1; alg < braid_alg_count(BRAID_COLL_REDUCE); alg++)
+                run_on_view(BRAID_COLL_REDUCE, alg, P, &r, key, ordered_rank, &inter, &all);
+        }
     }
-    free(res.stats);
 }
 END_TEST
 
-static Suite *suite(void)
+START_TEST(view_allgather)
+{
+    uint64_t key[MAX_P];
+    int P = VIEW_SIZES[_i];
+    unsigned long inter, all;
+    for (int nodes = 2; nodes <= 3; nodes++)
+        for (int map = UNIT_MAP_CYCLIC; map <= UNIT_MAP_RANDOM; map += UNIT_MAP_RANDOM - UNIT_MAP_CYCLIC) {
+            unit_make_map((unit_map_t)map, P, nodes, (unsigned)(P + nodes), key);
+            for (int alg = 1; alg < braid_alg_count(BRAID_COLL_ALLGATHER); alg++)
+                for (int ip = 0; ip < 2; ip++) {
+                    unit_case_t k = { .count = ip ? 3 : 129, .esize = ip ? 8 : 32, .in_place = ip };
+                    run_on_view(BRAID_COLL_ALLGATHER, alg, P, &k, key, block_view_rank, &inter, &all);
+                    if (BRAID_ALLGATHER_RING == alg)
+                        assert_ring_crossings("allgather ring", P, key, inter, all);
+                }
+        }
+}
+END_TEST
+
+START_TEST(view_reduce_scatter)
+{
+    uint64_t key[MAX_P];
+    int P = VIEW_SIZES[_i];
+    size_t uneven[MAX_P];
+    for (int b = 0; b < P; b++) uneven[b] = (size_t)((b * 37 + 11) % 7);   /* includes zeros */
+    unsigned long inter, all;
+    for (int nodes = 2; nodes <= 3; nodes++)
+        for (int map = UNIT_MAP_CYCLIC; map <= UNIT_MAP_RANDOM; map += UNIT_MAP_RANDOM - UNIT_MAP_CYCLIC) {
+            unit_make_map((unit_map_t)map, P, nodes, (unsigned)(P * nodes), key);
+            for (int alg = 1; alg < braid_alg_count(BRAID_COLL_REDUCE_SCATTER); alg++)
+                for (int ip = 0; ip < 2; ip++)
+                    for (int block = 0; block < 2; block++) {
+                        /* the view changes the order of the reduction:
+                         * commutative ops only */
+                        unit_case_t k = { .kind = ip ? UNIT_OP_SUM_F64 : UNIT_OP_SUM_I64,
+                                          .in_place = ip, .count = block ? 41 : 0,
+                                          .rcounts = block ? NULL : uneven };
+                        run_on_view(BRAID_COLL_REDUCE_SCATTER, alg, P, &k, key, block_view_rank,
+                                    &inter, &all);
+                        if (BRAID_REDUCE_SCATTER_RING == alg && block)
+                            assert_ring_crossings("reduce_scatter ring", P, key, inter, all);
+                    }
+        }
+}
+END_TEST
+
+int main(void)
 {
     Suite *s = suite_create("topo");
-    TCase *tc = tcase_create("topo");
-    tcase_set_timeout(tc, 300);
+    TCase *tc = unit_tcase(s, "topo", 300);
     tcase_add_test(tc, grouping);
     tcase_add_test(tc, grouping_large);
     tcase_add_test(tc, subcomm_members);
-    tcase_add_test(tc, ordered_views);
-    tcase_add_test(tc, hierarchical_values);
-    tcase_add_test(tc, hierarchical_noncommutative);
-    suite_add_tcase(s, tc);
-    return s;
+    tcase_add_loop_test(tc, ordered_views, 0, N_VIEW_SIZES);
+    tcase_add_loop_test(tc, view_allgather, 0, N_VIEW_SIZES);
+    tcase_add_loop_test(tc, view_reduce_scatter, 0, N_VIEW_SIZES);
+    return unit_run_suite(s);
 }
-
-int main(void) { return unit_run_suite(suite()); }

@@ -20,6 +20,16 @@ static inline int unit_run_suite(Suite *s)
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* A test case of suite s named name, each test killed after timeout
+ * seconds. */
+static inline TCase *unit_tcase(Suite *s, const char *name, double timeout)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, timeout);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 /* Deterministic per-rank test data. */
 static inline unsigned char unit_byte(int rank, size_t i)
 {

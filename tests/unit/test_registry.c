@@ -1,0 +1,166 @@
+/*
+ * test_registry.c - the rows of core/braid_registry.h and the look-ups of
+ * core/braid_registry.c, for every collective:
+ *
+ *  - ids: 1..braid_alg_count(coll)-1 are algorithms, equal to the
+ *    BRAID_<COLL>_NALGS enums, at most BRAID_MAX_ALGS with "auto"; id 0,
+ *    negative ids, ids past the end and collectives past BRAID_COLL_N give
+ *    NULL, "?", 0 or -1;
+ *  - every row has a name (lower case, digits and '_', not "auto"), a
+ *    function and a cost function; names are unique per collective;
+ *    braid_alg_lookup(name) is the id, braid_alg_name(id) and
+ *    braid_alg_names()[id] the name, the name list ends with NULL, "auto"
+ *    is 0 and an unknown name -1; braid_alg_names_joined lists them all;
+ *  - collective names are unique, MPI names start with "MPI_";
+ *  - option keys: only known BRAID_OPT_* bits; not both chunk keys (one
+ *    params field); BRAID_OPT_BASE exactly on the bcube algorithms,
+ *    BRAID_OPT_TREE_CHUNK exactly on the dbtree ones, BRAID_OPT_HIER only
+ *    on allreduce hierarchical; barriers read no options;
+ *  - costs: never NaN; either negative (the model does not consider the
+ *    algorithm) or finite, and not decreasing in the message size.
+ */
+#include "unit_common.h"
+
+#include <math.h>
+#include <string.h>
+
+static const int nalgs_enum[BRAID_COLL_N] = {
+    [BRAID_COLL_BARRIER] = BRAID_BARRIER_NALGS,
+    [BRAID_COLL_BCAST] = BRAID_BCAST_NALGS,
+    [BRAID_COLL_ALLREDUCE] = BRAID_ALLREDUCE_NALGS,
+    [BRAID_COLL_REDUCE] = BRAID_REDUCE_NALGS,
+    [BRAID_COLL_REDUCE_SCATTER] = BRAID_REDUCE_SCATTER_NALGS,
+    [BRAID_COLL_ALLGATHER] = BRAID_ALLGATHER_NALGS,
+};
+
+START_TEST(ids)
+{
+    braid_coll_t coll = (braid_coll_t)_i;
+    int n = braid_alg_count(coll);
+    ck_assert_int_eq(n, nalgs_enum[coll]);
+    ck_assert_int_ge(n, 2);
+    ck_assert_int_le(n, BRAID_MAX_ALGS);
+    ck_assert_ptr_null(braid_algorithm(coll, BRAID_ALG_AUTO));
+    ck_assert_ptr_null(braid_algorithm(coll, -1));
+    ck_assert_ptr_null(braid_algorithm(coll, n));
+    ck_assert_str_eq(braid_alg_name(coll, n), "?");
+    ck_assert_str_eq(braid_alg_name(coll, -1), "?");
+    for (int id = 1; id < n; id++) ck_assert_ptr_nonnull(braid_algorithm(coll, id));
+}
+END_TEST
+
+START_TEST(invalid_collective)
+{
+    ck_assert_int_eq(braid_alg_count(BRAID_COLL_N), 0);
+    ck_assert_ptr_null(braid_algorithm(BRAID_COLL_N, 1));
+    ck_assert_ptr_null(braid_alg_names(BRAID_COLL_N));
+    ck_assert_str_eq(braid_coll_name(BRAID_COLL_N), "?");
+    ck_assert_str_eq(braid_coll_mpi_name(BRAID_COLL_N), "?");
+    ck_assert_str_eq(braid_alg_name(BRAID_COLL_N, 1), "?");
+    ck_assert_int_eq(braid_alg_lookup(BRAID_COLL_N, "ring"), -1);
+}
+END_TEST
+
+START_TEST(names)
+{
+    braid_coll_t coll = (braid_coll_t)_i;
+    int n = braid_alg_count(coll);
+    const char *const *names = braid_alg_names(coll);
+    ck_assert_ptr_nonnull(names);
+    ck_assert_str_eq(names[0], "auto");
+    ck_assert_ptr_null(names[n]);
+    ck_assert_int_eq(braid_alg_lookup(coll, "auto"), BRAID_ALG_AUTO);
+    ck_assert_int_eq(braid_alg_lookup(coll, "no_such_algorithm"), -1);
+    ck_assert_int_eq(braid_alg_lookup(coll, NULL), -1);
+    char joined[512], expect[512] = "auto";
+    for (int id = 1; id < n; id++) {
+        const braid_algorithm_t *A = braid_algorithm(coll, id);
+        ck_assert_ptr_nonnull(A->name);
+        ck_assert_ptr_nonnull(A->run);
+        ck_assert_ptr_nonnull(A->cost);
+        ck_assert_msg(A->name[0] != '\0' && strspn(A->name, "abcdefghijklmnopqrstuvwxyz0123456789_") ==
+                                                strlen(A->name),
+                      "%s algorithm %d: name \"%s\"", braid_coll_name(coll), id, A->name);
+        ck_assert_str_ne(A->name, "auto");
+        for (int other = 1; other < id; other++)
+            ck_assert_str_ne(A->name, braid_algorithm(coll, other)->name);
+        ck_assert_int_eq(braid_alg_lookup(coll, A->name), id);
+        ck_assert_str_eq(braid_alg_name(coll, id), A->name);
+        ck_assert_str_eq(names[id], A->name);
+        strcat(expect, " | ");
+        strcat(expect, A->name);
+    }
+    braid_alg_names_joined(coll, joined, sizeof joined);
+    ck_assert_str_eq(joined, expect);
+}
+END_TEST
+
+START_TEST(collective_names)
+{
+    for (int c = 0; c < BRAID_COLL_N; c++) {
+        ck_assert_str_ne(braid_coll_name((braid_coll_t)c), "?");
+        ck_assert_int_eq(strncmp(braid_coll_mpi_name((braid_coll_t)c), "MPI_", 4), 0);
+        for (int d = 0; d < c; d++)
+            ck_assert_str_ne(braid_coll_name((braid_coll_t)c), braid_coll_name((braid_coll_t)d));
+    }
+}
+END_TEST
+
+START_TEST(option_keys)
+{
+    braid_coll_t coll = (braid_coll_t)_i;
+    const unsigned known = BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK | BRAID_OPT_BASE | BRAID_OPT_HIER;
+    for (int id = 1; id < braid_alg_count(coll); id++) {
+        const braid_algorithm_t *A = braid_algorithm(coll, id);
+        unsigned o = A->options;
+        const char *what = A->name;
+        ck_assert_msg(0 == (o & ~known), "%s: unknown option bits %#x", what, o & ~known);
+        ck_assert_msg((o & BRAID_OPT_CHUNK) == 0 || (o & BRAID_OPT_TREE_CHUNK) == 0,
+                      "%s: both chunk keys", what);
+        ck_assert_msg(!(o & BRAID_OPT_BASE) == !!strcmp(what, "bcube"),
+                      "%s %s: BRAID_OPT_BASE is bcube's", braid_coll_name(coll), what);
+        ck_assert_msg(!(o & BRAID_OPT_TREE_CHUNK) == !!strcmp(what, "dbtree"),
+                      "%s %s: BRAID_OPT_TREE_CHUNK is the dbtree algorithms'", braid_coll_name(coll), what);
+        if (o & BRAID_OPT_HIER)
+            ck_assert_msg(BRAID_COLL_ALLREDUCE == coll && 0 == strcmp(what, "hierarchical"),
+                          "%s %s: BRAID_OPT_HIER", braid_coll_name(coll), what);
+        if (BRAID_COLL_BARRIER == coll) ck_assert_msg(BRAID_OPT_NONE == o, "barrier %s reads options", what);
+    }
+}
+END_TEST
+
+START_TEST(costs)
+{
+    braid_coll_t coll = (braid_coll_t)_i;
+    static const int Ps[] = { 1, 2, 3, 16, 1000, 1024 };
+    static const double Ss[] = { 0, 8, 4096, 1 << 20, 1 << 30 };
+    for (int id = 1; id < braid_alg_count(coll); id++) {
+        const braid_algorithm_t *A = braid_algorithm(coll, id);
+        for (size_t p = 0; p < sizeof Ps / sizeof *Ps; p++) {
+            double prev = -1;
+            for (size_t s = 0; s < sizeof Ss / sizeof *Ss; s++) {
+                double v = A->cost(Ps[p], Ss[s]);
+                ck_assert_msg(!isnan(v) && (v < 0 || isfinite(v)), "%s %s P=%d S=%g: cost %g",
+                              braid_coll_name(coll), A->name, Ps[p], Ss[s], v);
+                if (v >= 0 && prev >= 0)
+                    ck_assert_msg(v >= prev, "%s %s P=%d: cost falls from %g to %g at S=%g",
+                                  braid_coll_name(coll), A->name, Ps[p], prev, v, Ss[s]);
+                if (v >= 0) prev = v;
+            }
+        }
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("registry");
+    TCase *tc = unit_tcase(s, "registry", 60);
+    tcase_add_loop_test(tc, ids, 0, BRAID_COLL_N);
+    tcase_add_test(tc, invalid_collective);
+    tcase_add_loop_test(tc, names, 0, BRAID_COLL_N);
+    tcase_add_test(tc, collective_names);
+    tcase_add_loop_test(tc, option_keys, 0, BRAID_COLL_N);
+    tcase_add_loop_test(tc, costs, 0, BRAID_COLL_N);
+    return unit_run_suite(s);
+}

@@ -1,0 +1,625 @@
+/*
+ * unit_coll.h - the harness of the per-collective unit tests
+ * (test_barrier.c, test_bcast.c, test_allreduce.c, test_reduce.c,
+ * test_reduce_scatter.c, test_allgather.c) and of the view tests in
+ * test_topo.c.
+ *
+ * One run is one call of one algorithm of the registry (braid_registry.h)
+ * on P ranks of the in-process transport: unit_run_new() takes a case
+ * (counts, op, root, in place, parameters), allocates every rank's buffers
+ * as the collective's contract wants them (braid_algo.h) and fills them
+ * with known inputs; unit_run_exec() runs it, every rank under the strict
+ * transport (strict_transport.h) on a fresh scratch cache, and asserts what
+ * every collective shares: no message left over, no send buffer touched or
+ * received into before its send completed, every send waited for;
+ * unit_check_values() compares every rank's result with a reference
+ * computed here from the same inputs (unit_ops.h); unit_check_traffic()
+ * compares the messages and bytes each rank sent with a model.
+ * unit_run_check() does all of it, the contract taken from the test file's
+ * table of models and bounds by registry id (unit_contract_t).
+ *
+ * Shared by several collectives: the sizes of the full matrices and their
+ * counts (unit_p_list, unit_counts_for), the rooted matrix of bcast and
+ * reduce (unit_rooted_matrix), and the models of the double binary tree
+ * (unit_model_dbtree) and of halving-doubling's binary blocks
+ * (unit_hd_halving).
+ *
+ * Test files loop over their collective's algorithms with
+ *   tcase_add_loop_test(tc, fn, 0, unit_loop_end(coll, n));
+ * and take the algorithm id and an index 0..n-1 (P - 1, or a position in a
+ * list of sizes) from _i with unit_loop_alg() / unit_loop_index(), so that a
+ * new row of braid_registry.h is tested without touching the tests.
+ */
+#ifndef UNIT_COLL_H
+#define UNIT_COLL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "unit_common.h"
+#include "unit_ops.h"
+#include "strict_transport.h"
+#include "braid_trees.h"
+#include "dbtree_pipeline.h"
+
+#define UNIT_MAX_P 64
+/* what an output buffer holds before the collective writes it */
+#define UNIT_GARBAGE 0xa5
+
+/* ------------------------------------------------------------------ */
+/* loops over the registry                                             */
+/* ------------------------------------------------------------------ */
+
+/* end of a loop test over every algorithm of coll times n indices */
+static inline int unit_loop_end(braid_coll_t coll, int n) { return (braid_alg_count(coll) - 1) * n; }
+static inline int unit_loop_alg(int i, int n) { return 1 + i / n; }
+static inline int unit_loop_index(int i, int n) { return i % n; }
+
+static inline bool unit_alg_has(braid_coll_t coll, int alg, unsigned options)
+{
+    return 0 != (braid_algorithm(coll, alg)->options & options);
+}
+
+/* ------------------------------------------------------------------ */
+/* traffic                                                             */
+/* ------------------------------------------------------------------ */
+
+/* messages and bytes one rank sends; UNIT_ANY where a model does not say */
+typedef struct unit_traffic {
+    uint64_t msgs, bytes;
+} unit_traffic_t;
+#define UNIT_ANY UINT64_MAX
+
+/* chunks of n elements at ce elements each (0 for n == 0) */
+static inline size_t unit_nchunks(size_t n, size_t ce) { return n / ce + (n % ce != 0); }
+
+/* elements per chunk for a chunk_bytes parameter (0: the 1 MiB default) */
+static inline size_t unit_chunk_elems(size_t chunk_bytes, size_t es)
+{
+    size_t b = chunk_bytes ? chunk_bytes : ((size_t)1 << 20), ce = b / es;
+    return ce ? ce : 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* one run                                                             */
+/* ------------------------------------------------------------------ */
+
+/* What a run computes. */
+typedef struct unit_case {
+    unit_op_kind_t kind;    /* reductions: the op and its inputs (unit_ops.h) */
+    bool exact;             /* allreduce: a->exact */
+    bool in_place;          /* allreduce, reduce_scatter, allgather: every rank;
+                               reduce: the root */
+    bool null_rbuf;         /* reduce: non-roots pass rbuf NULL */
+    size_t count;           /* elements (bcast: bytes; reduce_scatter: per rank
+                               in the block variant) */
+    size_t esize;           /* allgather: bytes per element (0: 8) */
+    int root;
+    const size_t *rcounts;  /* reduce_scatter: P entries; NULL: block variant */
+    braid_params_t params;
+} unit_case_t;
+
+struct unit_run;
+/* Runs the algorithm on one rank in place of strict_run() (views, several
+ * calls); returns its code. */
+typedef int (*unit_rank_fn_t)(struct unit_run *R, braid_comm_t *c, braid_coll_args_t *a);
+
+typedef struct unit_run {
+    braid_coll_t coll;
+    int alg;                        /* registry id */
+    braid_algo_fn_t fn;             /* braid_algorithm(coll, alg)->run */
+    int P;
+    unit_case_t k;
+    braid_coll_args_t args;         /* every rank's, but sbuf, rbuf, scratch */
+    size_t off[UNIT_MAX_P + 1];     /* reduce_scatter: block b is [off[b], off[b+1]) */
+    unsigned char *sbuf[UNIT_MAX_P], *rbuf[UNIT_MAX_P];   /* as each rank passes them */
+    /* reduce_scatter: rbuf as it was before the call (rlen bytes: the whole
+     * input and a guard), to check that only the result block is written */
+    unsigned char *rbuf0[UNIT_MAX_P];
+    size_t rlen[UNIT_MAX_P];
+    int fail_alloc;                 /* scratch allocations fail (strict_run) */
+    bool may_leave_msgs;            /* messages left unreceived are no error */
+    unit_rank_fn_t rank_fn;         /* NULL: strict_run(fn) */
+    void *ctx;                      /* the test's, for rank_fn */
+    /* results */
+    int rc[UNIT_MAX_P];
+    int violations[UNIT_MAX_P];     /* strict_transport.h */
+    braid_stats_t *stats;           /* P entries */
+    char what[200];                 /* the run, for failure messages */
+} unit_run_t;
+
+/* bytes checked past the end of a reduce_scatter's receive buffer */
+#define UNIT_GUARD 64
+
+static inline unsigned char *unit_alloc(size_t bytes, int fill)
+{
+    unsigned char *p = malloc(bytes + 1);
+    memset(p, fill, bytes + 1);
+    return p;
+}
+
+/* A fresh buffer holding one rank's n input elements of a reduction. */
+static inline unsigned char *unit_input(const unit_run_t *R, int rank, size_t n)
+{
+    unsigned char *p = unit_alloc(n * R->args.esize, UNIT_GARBAGE);
+    unit_fill(R->k.kind, rank, p, n);
+    return p;
+}
+
+/* Allocate and fill every rank's buffers for case k of algorithm alg. */
+static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const unit_case_t *k)
+{
+    ck_assert_msg(P >= 1 && P <= UNIT_MAX_P, "P=%d out of range", P);
+    const braid_algorithm_t *A = braid_algorithm(coll, alg);
+    ck_assert_msg(NULL != A, "%s: no algorithm %d", braid_coll_name(coll), alg);
+    unit_run_t *R = calloc(1, sizeof *R);
+    R->coll = coll;
+    R->alg = alg;
+    R->fn = A->run;
+    R->P = P;
+    R->k = *k;
+    braid_coll_args_t *a = &R->args;
+    a->count = k->count;
+    a->esize = BRAID_COLL_BCAST == coll ? 1
+             : BRAID_COLL_ALLGATHER == coll ? (k->esize ? k->esize : 8) : unit_op_esize(k->kind);
+    a->root = k->root;
+    a->op = unit_op(k->kind);
+    a->exact = k->exact;
+    a->params = k->params;
+    a->rcounts = k->rcounts;
+    size_t es = a->esize, bytes = k->count * es;
+    for (int r = 0; r < P; r++) {
+        switch (coll) {
+        case BRAID_COLL_BARRIER:
+            break;
+        case BRAID_COLL_BCAST:
+            R->rbuf[r] = unit_alloc(bytes, 0);
+            for (size_t i = 0; i < bytes; i++) R->rbuf[r][i] = unit_byte(r == k->root ? 1000 : r, i);
+            break;
+        case BRAID_COLL_ALLREDUCE:
+            if (k->in_place) R->rbuf[r] = unit_input(R, r, k->count);
+            else {
+                R->sbuf[r] = unit_input(R, r, k->count);
+                R->rbuf[r] = unit_alloc(bytes, UNIT_GARBAGE);
+            }
+            break;
+        case BRAID_COLL_REDUCE:
+            if (r == k->root && k->in_place) R->rbuf[r] = unit_input(R, r, k->count);
+            else {
+                R->sbuf[r] = unit_input(R, r, k->count);
+                if (r == k->root || !k->null_rbuf) R->rbuf[r] = unit_alloc(bytes, UNIT_GARBAGE);
+            }
+            break;
+        case BRAID_COLL_REDUCE_SCATTER:
+            if (0 == r)
+                for (int b = 0; b < P; b++)
+                    R->off[b + 1] = R->off[b] + (k->rcounts ? k->rcounts[b] : k->count);
+            /* rbuf: the input (in place) or a pattern, the whole input's
+             * size plus a guard either way, so that a write past the result
+             * block shows */
+            R->rlen[r] = R->off[P] * es + UNIT_GUARD;
+            R->rbuf[r] = unit_alloc(R->rlen[r], 0);
+            for (size_t i = 0; i < R->rlen[r]; i++) R->rbuf[r][i] = unit_byte(r + 100, i);
+            if (k->in_place) unit_fill(k->kind, r, R->rbuf[r], R->off[P]);
+            else R->sbuf[r] = unit_input(R, r, R->off[P]);
+            R->rbuf0[r] = unit_alloc(R->rlen[r], 0);
+            memcpy(R->rbuf0[r], R->rbuf[r], R->rlen[r]);
+            break;
+        case BRAID_COLL_ALLGATHER: {
+            R->rbuf[r] = unit_alloc((size_t)P * bytes, UNIT_GARBAGE);
+            unsigned char *mine = R->rbuf[r] + (size_t)r * bytes;
+            if (!k->in_place) mine = R->sbuf[r] = unit_alloc(bytes, 0);
+            for (size_t i = 0; i < bytes; i++) mine[i] = unit_byte(r, i);
+            break;
+        }
+        default:
+            ck_abort_msg("unknown collective %d", (int)coll);
+        }
+    }
+    int n = snprintf(R->what, sizeof R->what, "%s %s P=%d", braid_coll_name(coll), A->name, P);
+    if (BRAID_COLL_BARRIER != coll)
+        snprintf(R->what + n, sizeof R->what - (size_t)n,
+                 " kind=%d exact=%d count=%zu%s esize=%zu root=%d in_place=%d null_rbuf=%d "
+                 "chunk=%zu base=%d",
+                 (int)k->kind, (int)k->exact, k->count, k->rcounts ? " (uneven rcounts)" : "", es,
+                 k->root, (int)k->in_place, (int)k->null_rbuf, k->params.chunk_bytes,
+                 k->params.bcube_base);
+    return R;
+}
+
+static int unit_rank_body(braid_comm_t *c, void *p)
+{
+    unit_run_t *R = p;
+    braid_coll_args_t a = R->args;
+    a.sbuf = R->sbuf[c->rank];
+    a.rbuf = R->rbuf[c->rank];
+    int rc = R->rank_fn ? R->rank_fn(R, c, &a)
+                        : strict_run(c, R->fn, &a, R->fail_alloc, &R->violations[c->rank]);
+    R->rc[c->rank] = rc;
+    /* UNSUPPORTED is reported through R->rc only, so the run is not an error */
+    return BRAID_ERR_UNSUPPORTED == rc ? BRAID_OK : rc;
+}
+
+/* Run on P ranks: asserts that no message is left over (unless
+ * may_leave_msgs) and no send buffer was misused; returns the first code other than OK and UNSUPPORTED of any
+ * rank (R->rc has each rank's). */
+static inline int unit_run_exec(unit_run_t *R)
+{
+    inproc_result_t res = inproc_run(R->P, unit_rank_body, NULL, R);
+    R->stats = res.stats;
+    ck_assert_msg(R->may_leave_msgs || res.leftover_msgs == 0, "%s: %d messages left", R->what, res.leftover_msgs);
+    int violations = 0;
+    for (int r = 0; r < R->P; r++) violations += R->violations[r];
+    ck_assert_msg(violations == 0, "%s: %d send-buffer violations", R->what, violations);
+    return res.rc;
+}
+
+/* The run succeeded on every rank, or (supported false) every rank
+ * returned BRAID_ERR_UNSUPPORTED. */
+static inline void unit_check_rc(const unit_run_t *R, int exec_rc, bool supported)
+{
+    ck_assert_msg(exec_rc == BRAID_OK, "%s: rc %d", R->what, exec_rc);
+    int bad_rc = 0;
+    for (int r = 0; r < R->P; r++) bad_rc += R->rc[r] != R->rc[0];
+    ck_assert_msg(bad_rc == 0, "%s: ranks disagree on the return code", R->what);
+    ck_assert_msg(R->rc[0] == (supported ? BRAID_OK : BRAID_ERR_UNSUPPORTED), "%s: rc %d", R->what,
+                  R->rc[0]);
+}
+
+static inline void unit_run_free(unit_run_t *R)
+{
+    for (int r = 0; r < R->P; r++) {
+        free(R->sbuf[r]);
+        free(R->rbuf[r]);
+        free(R->rbuf0[r]);
+    }
+    free(R->stats);
+    free(R);
+}
+
+/* ------------------------------------------------------------------ */
+/* values                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Wrong elements of got against ref: bit for bit, except double sums,
+ * within 1e-9 (relative) of the rank-order reference. */
+static inline size_t unit_bad_values(unit_op_kind_t kind, const void *got, const void *ref, size_t n)
+{
+    size_t bad = 0;
+    if (UNIT_OP_SUM_F64 == kind) {
+        const double *x = got, *y = ref;
+        for (size_t i = 0; i < n; i++)
+            if (!(fabs(x[i] - y[i]) <= 1e-9 * fmax(1.0, fabs(y[i])))) bad++;
+        return bad;
+    }
+    size_t es = unit_op_esize(kind);
+    if (0 == memcmp(got, ref, n * es)) return 0;
+    for (size_t i = 0; i < n; i++) bad += 0 != memcmp((const char *)got + i * es, (const char *)ref + i * es, es);
+    return bad;
+}
+
+/* Every rank's result against the reference of the collective; counted
+ * first and asserted once (every passing ck_assert costs a pipe write in
+ * Check's fork mode). */
+static inline void unit_check_values(const unit_run_t *R)
+{
+    const unit_case_t *k = &R->k;
+    int P = R->P;
+    size_t es = R->args.esize, bytes = k->count * es, bad = 0, differ = 0, untouched = 0;
+    int first = -1;
+    unsigned char *ref = NULL;
+    switch (R->coll) {
+    case BRAID_COLL_BARRIER:
+        return;
+    case BRAID_COLL_BCAST:
+        ref = unit_alloc(bytes, 0);
+        for (size_t i = 0; i < bytes; i++) ref[i] = unit_byte(1000, i);
+        for (int r = 0; r < P; r++) {
+            size_t b = 0;
+            for (size_t i = 0; i < bytes; i++) b += R->rbuf[r][i] != ref[i];
+            if (b && first < 0) first = r;
+            bad += b;
+        }
+        break;
+    case BRAID_COLL_ALLREDUCE:
+    case BRAID_COLL_REDUCE:
+        ref = unit_alloc(bytes, 0);
+        unit_reference(k->kind, P, 0, k->count, ref);
+        for (int r = 0; r < P; r++) {
+            if (BRAID_COLL_REDUCE == R->coll && r != k->root) {
+                /* a non-root's rbuf is not written */
+                if (R->rbuf[r])
+                    for (size_t i = 0; i < bytes; i++) untouched += R->rbuf[r][i] != UNIT_GARBAGE;
+                continue;
+            }
+            size_t b = unit_bad_values(k->kind, R->rbuf[r], ref, k->count);
+            if (b && first < 0) first = r;
+            bad += b;
+            /* inexact ops too: every rank holds the same bits */
+            if (BRAID_COLL_ALLREDUCE == R->coll) differ += 0 != memcmp(R->rbuf[r], R->rbuf[0], bytes);
+        }
+        break;
+    case BRAID_COLL_REDUCE_SCATTER:
+        for (int r = 0; r < P; r++) {
+            size_t n = R->off[r + 1] - R->off[r];
+            unsigned char *block = unit_alloc(n * es, 0);
+            unit_reference(k->kind, P, R->off[r], n, block);
+            size_t b = unit_bad_values(k->kind, R->rbuf[r], block, n);
+            if (b && first < 0) first = r;
+            bad += b;
+            free(block);
+        }
+        break;
+    case BRAID_COLL_ALLGATHER:
+        ref = unit_alloc((size_t)P * bytes, 0);
+        for (int b = 0; b < P; b++)
+            for (size_t i = 0; i < bytes; i++) ref[(size_t)b * bytes + i] = unit_byte(b, i);
+        for (int r = 0; r < P; r++) {
+            size_t b = 0;
+            for (size_t i = 0; i < (size_t)P * bytes; i++) b += R->rbuf[r][i] != ref[i];
+            if (b && first < 0) first = r;
+            bad += b;
+        }
+        break;
+    default:
+        break;
+    }
+    free(ref);
+    ck_assert_msg(0 == bad && 0 == differ && 0 == untouched,
+                  "%s: %zu wrong values (first on rank %d), %zu ranks differ from rank 0, %zu bytes "
+                  "written to non-root rbuf",
+                  R->what, bad, first, differ, untouched);
+}
+
+/* ------------------------------------------------------------------ */
+/* contracts                                                           */
+/* ------------------------------------------------------------------ */
+
+/* messages and bytes that rank sends in run R */
+typedef unit_traffic_t (*unit_model_fn_t)(const unit_run_t *R, int rank);
+
+/* Every rank's messages and bytes against model (UNIT_ANY: not checked);
+ * on one rank nothing is sent, whatever the algorithm. */
+static inline void unit_check_traffic(const unit_run_t *R, unit_model_fn_t model)
+{
+    if (1 == R->P)
+        ck_assert_msg(0 == R->stats[0].msgs_sent && 0 == R->stats[0].bytes_sent,
+                      "%s: one rank sent %llu messages", R->what,
+                      (unsigned long long)R->stats[0].msgs_sent);
+    if (NULL == model) return;
+    int wrong = 0, first = -1;
+    for (int r = 0; r < R->P; r++) {
+        unit_traffic_t t = model(R, r);
+        if ((t.msgs != UNIT_ANY && t.msgs != R->stats[r].msgs_sent) ||
+            (t.bytes != UNIT_ANY && t.bytes != R->stats[r].bytes_sent)) {
+            if (first < 0) first = r;
+            wrong++;
+        }
+    }
+    if (wrong) {
+        unit_traffic_t t = model(R, first);
+        ck_abort_msg("%s: %d ranks off contract; rank %d sent %llu msgs / %llu bytes, expected "
+                     "%llu / %llu (%llu: any)",
+                     R->what, wrong, first, (unsigned long long)R->stats[first].msgs_sent,
+                     (unsigned long long)R->stats[first].bytes_sent, (unsigned long long)t.msgs,
+                     (unsigned long long)t.bytes, (unsigned long long)UNIT_ANY);
+    }
+}
+
+/* Ranks that sent more than limit bytes. */
+static inline int unit_ranks_over(const unit_run_t *R, uint64_t limit)
+{
+    int over = 0;
+    for (int r = 0; r < R->P; r++) over += R->stats[r].bytes_sent > limit;
+    return over;
+}
+
+static inline uint64_t unit_total_bytes(const unit_run_t *R)
+{
+    uint64_t total = 0;
+    for (int r = 0; r < R->P; r++) total += R->stats[r].bytes_sent;
+    return total;
+}
+
+/* A collective's contract for one algorithm: the messages and bytes of
+ * each rank, and totals and bounds that do not depend on the model
+ * (asserted by check). Either may be NULL. */
+typedef struct unit_contract {
+    unit_model_fn_t model;
+    void (*check)(const unit_run_t *R);
+} unit_contract_t;
+
+static inline void unit_check_contract(const unit_run_t *R, const unit_contract_t *table, int n)
+{
+    const unit_contract_t *c = R->alg < n ? &table[R->alg] : NULL;
+    unit_check_traffic(R, c ? c->model : NULL);
+    if (c && c->check) c->check(R);
+}
+
+/* dbtree (allreduce, bcast, reduce): per tree a rank sends each chunk once
+ * per send edge of the tree (braid_trees.h), for the tree kind and root
+ * the algorithm uses for this op. An explicit chunk size is taken as is
+ * (whole elements, at least one); only the adaptive default comes from the
+ * library. */
+static inline unit_traffic_t unit_model_dbtree(const unit_run_t *R, int rank)
+{
+    unit_traffic_t e = { 0, 0 };
+    const braid_coll_args_t *a = &R->args;
+    int P = R->P;
+    if (P < 2 || 0 == a->count) return e;
+    size_t chunk = a->params.chunk_bytes ? a->params.chunk_bytes / a->esize : braid_dbt_chunk_elems(a, P);
+    if (0 == chunk) chunk = 1;
+    bool comm = a->op.commutative;
+    braid_dbtree_t t = { P, BRAID_DBTREE_NCCL, -1 };
+    if (BRAID_COLL_ALLREDUCE == R->coll && !comm) t.kind = BRAID_DBTREE_INORDER;
+    if (BRAID_COLL_BCAST == R->coll || (BRAID_COLL_REDUCE == R->coll && comm)) t.root = a->root;
+    if (BRAID_COLL_REDUCE == R->coll && !comm) t.kind = BRAID_DBTREE_INORDER;
+    for (int w = 0; w < 2; w++) {
+        braid_tree_node_t n;
+        braid_dbtree_get(&t, w, rank, &n);
+        size_t cnt = braid_block_count(a->count, 2, w);
+        uint64_t K = (cnt + chunk - 1) / chunk;
+        int sends = 0;
+        if (BRAID_COLL_ALLREDUCE == R->coll) sends = (n.parent >= 0) + n.nchildren;
+        else if (BRAID_COLL_BCAST == R->coll) sends = n.nchildren;
+        else sends = (n.parent >= 0) + (n.parent < 0 && rank != a->root);
+        e.msgs += (uint64_t)sends * K;
+        e.bytes += (uint64_t)sends * cnt * a->esize;
+    }
+    return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* matrices shared by several collectives                              */
+/* ------------------------------------------------------------------ */
+
+/* The sizes at which the full matrices run (the others get sweeps). */
+static const int unit_p_list[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 64 };
+#define UNIT_NP_LIST ((int)(sizeof unit_p_list / sizeof *unit_p_list))
+
+static inline bool unit_in_p_list(int P)
+{
+    for (int k = 0; k < UNIT_NP_LIST; k++)
+        if (unit_p_list[k] == P) return true;
+    return false;
+}
+
+static const unit_op_kind_t unit_ops3[] = { UNIT_OP_SUM_I64, UNIT_OP_SUM_F64, UNIT_OP_MATMUL };
+
+/* counts {0, 1, P-1, P, P+1, 1001, 2^16+3} for P; P-1 and P up to 16 only,
+ * the largest only where it stays cheap */
+static inline int unit_counts_for(int P, unit_op_kind_t op, size_t *c)
+{
+    int n = 0;
+    c[n++] = 0;
+    c[n++] = 1;
+    if (P > 2 && P <= 16) c[n++] = (size_t)P - 1;
+    if (P > 1 && P <= 16) c[n++] = (size_t)P;
+    c[n++] = (size_t)P + 1;
+    c[n++] = 1001;
+    if (P <= 16 || UNIT_OP_SUM_I64 == op) c[n++] = (1u << 16) + 3;
+    return n;
+}
+
+typedef void (*unit_case_fn_t)(int alg, int P, const unit_case_t *k);
+
+/* bcast and reduce: every op (bcast: bytes), the counts of
+ * unit_counts_for; every root (roots 0, P/2, P-1 beyond P = 9) for counts
+ * 1 and P+1 with the variants alternating, roots 0 and the last otherwise.
+ * Variant 1: bcast 8*count+1 bytes, reduce in place at the root, and a
+ * small chunk (2 elements; bcast 5 bytes) for an algorithm with a chunk
+ * option; variant 0: bcast 8*count bytes, reduce with rbuf NULL on the
+ * non-roots. */
+static inline void unit_rooted_matrix(braid_coll_t coll, int alg, int P, unit_case_fn_t run)
+{
+    int roots[3] = { 0, P / 2, P - 1 };
+    int nroots = P <= 9 ? P : 3;
+    bool bcast = BRAID_COLL_BCAST == coll;
+    bool chunked = unit_alg_has(coll, alg, BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK);
+    for (int o = 0; o < (bcast ? 1 : 3); o++) {
+        size_t counts[8];
+        int nc = unit_counts_for(P, unit_ops3[o], counts);
+        for (int c = 0; c < nc; c++)
+            for (int ri = 0; ri < nroots; ri++)
+                for (int v = 0; v < 2; v++) {
+                    bool every = 1 == counts[c] || (size_t)P + 1 == counts[c];
+                    if (every && v != (ri & 1)) continue;
+                    if (!every && ri != 0 && ri != nroots - 1) continue;
+                    if (!every && counts[c] > 1001 && v) continue;
+                    unit_case_t k = { .kind = unit_ops3[o], .count = counts[c] };
+                    if (bcast) k.count = counts[c] * 8 + (size_t)v;
+                    k.root = P <= 9 ? ri : roots[ri];
+                    k.in_place = v;
+                    k.null_rbuf = !v;
+                    if (chunked && v && counts[c] <= 1001)
+                        k.params.chunk_bytes = bcast ? 5 : 2 * unit_op_esize(k.kind);
+                    run(alg, P, &k);
+                }
+    }
+}
+
+/* halving_doubling (allreduce and reduce_scatter) over the binary blocks
+ * of P (powers of two, largest first), in M0 groups (M0 the largest block)
+ * whose element edges edge(R, M0, g) gives, g = 0..M0. */
+typedef size_t (*unit_edge_fn_t)(const unit_run_t *R, int M0, int g);
+
+typedef struct unit_hd {
+    int nb, base[32], lg[32];   /* the blocks: ranks [base, base + 2^lg) */
+    int me, M0, q, k;           /* the rank's block, its index there and that block's lg */
+    int g0, g1;                 /* the rank's groups after the halving */
+    int seg0[33], seg1[33];     /* its groups after level i (1..k) */
+} unit_hd_t;
+
+/* The part both algorithms share: intra-block halving sends the other half
+ * of the current range; a non-largest block sends its piece up (one chunked
+ * message per sub-piece of the next larger block). Adds rank r's messages
+ * and bytes (ce elements per chunk) to t and describes its place in h. */
+static inline void unit_hd_halving(const unit_run_t *R, int r, unit_edge_fn_t edge, size_t ce,
+                                   unit_hd_t *h, unit_traffic_t *t)
+{
+    int P = R->P;
+    size_t es = R->args.esize;
+    h->nb = 0;
+    h->me = 0;
+    for (int bit = 30, b0 = 0; bit >= 0; bit--)
+        if (P & (1 << bit)) {
+            h->base[h->nb] = b0;
+            h->lg[h->nb] = bit;
+            if (r >= b0 && r < b0 + (1 << bit)) h->me = h->nb;
+            b0 += 1 << bit;
+            h->nb++;
+        }
+    int M0 = h->M0 = 1 << h->lg[0];
+    h->q = r - h->base[h->me];
+    h->k = h->lg[h->me];
+    h->g0 = 0;
+    h->g1 = M0;
+    for (int i = 0; i < h->k; i++) {
+        int mid = (h->g0 + h->g1) / 2;
+        size_t lo = edge(R, M0, mid) - edge(R, M0, h->g0), hi = edge(R, M0, h->g1) - edge(R, M0, mid);
+        if ((h->q >> i) & 1) { t->bytes += lo * es; t->msgs += unit_nchunks(lo, ce); h->g0 = mid; }
+        else { t->bytes += hi * es; t->msgs += unit_nchunks(hi, ce); h->g1 = mid; }
+        h->seg0[i + 1] = h->g0;
+        h->seg1[i + 1] = h->g1;
+    }
+    if (h->me > 0) {
+        int w = M0 >> h->lg[h->me - 1];
+        for (int L = h->g0 / w; L < h->g1 / w; L++) {
+            size_t n = edge(R, M0, (L + 1) * w) - edge(R, M0, L * w);
+            t->bytes += n * es;
+            t->msgs += unit_nchunks(n, ce);
+        }
+    }
+}
+
+/* Execute R, check the return code (every rank BRAID_ERR_UNSUPPORTED when
+ * supported is false), and when it ran the values and the contract; frees R. */
+/* reduce_scatter writes nothing of rbuf but the result block rbuf[0, mine)
+ * (in place the rest of the input keeps its values, as MPI implementations
+ * leave it), and nothing at all when it declines. */
+static inline void unit_check_untouched(const unit_run_t *R, bool supported)
+{
+    if (BRAID_COLL_REDUCE_SCATTER != R->coll) return;
+    for (int r = 0; r < R->P; r++) {
+        size_t keep = supported ? (R->off[r + 1] - R->off[r]) * R->args.esize : 0, at = keep;
+        while (at < R->rlen[r] && R->rbuf[r][at] == R->rbuf0[r][at]) at++;
+        ck_assert_msg(at == R->rlen[r], "%s: rank %d wrote rbuf byte %zu beyond its %zu-byte result",
+                      R->what, r, at, keep);
+    }
+}
+
+static inline void unit_run_check(unit_run_t *R, bool supported, const unit_contract_t *table, int n)
+{
+    int rc = unit_run_exec(R);
+    unit_check_rc(R, rc, supported);
+    unit_check_untouched(R, supported);
+    if (supported) {
+        unit_check_values(R);
+        unit_check_contract(R, table, n);
+    }
+    unit_run_free(R);
+}
+
+#endif
