@@ -115,6 +115,14 @@ while IFS= read -r line || [ -n "$line" ]; do
             for pat in "${pats[@]}"; do
                 pat=$(trim "$pat")
                 [ -z "$pat" ] || [ "$pat" = "-" ] && continue
+                # !regex: the output must not contain it
+                if [[ $pat == '!'* ]]; then
+                    if grep -Eq -- "$(trim "${pat#!}")" "$log"; then
+                        why="output has /$(trim "${pat#!}")/"
+                        break
+                    fi
+                    continue
+                fi
                 if ! grep -Eq -- "$pat" "$log"; then
                     why="output lacks /$pat/"
                     break
