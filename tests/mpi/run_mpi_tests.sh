@@ -81,6 +81,8 @@ while IFS= read -r line || [ -n "$line" ]; do
         prog_words=("${prog_words[@]:1}")
     done
     prog=$builddir/tests/mpi/${prog_words[0]}
+    # scripts (mpi4py programs) are not built: they run from the source tree
+    [ -e "$prog" ] || prog=$srcdir/tests/mpi/${prog_words[0]}
     for np in $(expand_np "$f_np"); do
         n=$((n + 1))
         desc="np=$np ${env_prefix[*]} ${prog_words[*]} [$f_mca]"
