@@ -12,14 +12,14 @@
  *               bcast, barrier, allgather, reduce_scatter)
  *   small N     N back-to-back one-int allreduces, checked every call and
  *               as a running total at the end; prints the time per call
- *   threads T [R [C]]
+ *   threads T [R [C [K]]]
  *               MPI_THREAD_MULTIPLE: T threads, each with its own two
  *               communicators (a dup and a reversed split), run R rounds
  *               (default 1) of the seven collectives braid implements
  *               (barrier, bcast, allreduce, reduce, reduce_scatter_block,
  *               reduce_scatter, allgather) at 8 B to 1 MiB concurrently,
- *               while one more thread makes, uses and frees C communicators
- *               (default 20; 0 = none)
+ *               while K more threads (default 1) each make, use and free C
+ *               communicators (default 20; 0 = none)
  */
 #include "mpi_test_common.h"
 
@@ -367,11 +367,11 @@ static void *churn_thread(void *p)
     return NULL;
 }
 
-/* T collective threads (each on its own dup and reversed split) and one
- * churn thread, all at once. Communicators are made by the main thread in
- * the same order on every rank; the churn thread makes its own from a
+/* T collective threads (each on its own dup and reversed split) and K
+ * churn threads, all at once. Communicators are made by the main thread in
+ * the same order on every rank; each churn thread makes its own from a
  * parent no other thread uses. */
-static void run_threads(int nthreads, int rounds, int churn)
+static void run_threads(int nthreads, int rounds, int churn, int nchurn)
 {
     int provided, rank;
     MPI_Query_thread(&provided);
@@ -379,7 +379,7 @@ static void run_threads(int nthreads, int rounds, int churn)
     mt_check(MPI_THREAD_MULTIPLE == provided, "threads: MPI_THREAD_MULTIPLE not provided (%d)",
              provided);
     if (MPI_THREAD_MULTIPLE != provided) return;
-    int n = nthreads + (churn > 0);
+    int n = nthreads + (churn > 0 ? nchurn : 0);
     thread_arg_t *args = calloc((size_t)n, sizeof(*args));
     pthread_t *tids = calloc((size_t)n, sizeof(*tids));
     for (int i = 0; i < n; i++) {
@@ -403,9 +403,9 @@ static void run_threads(int nthreads, int rounds, int churn)
     mt_check(0 == bad && checks > 0, "threads: %ld wrong values in %ld checks", bad, checks);
     if (0 == rank)
         printf("stress threads: %d threads x %d rounds x 7 collectives x %d sizes (8 B..1 MiB) x 2 "
-               "communicators, %d communicators made and freed meanwhile; rank 0: %ld values "
-               "checked, %ld wrong; %.1f s\n", nthreads, rounds, THREAD_NSIZES, churn, checks, bad,
-               t);
+               "communicators, %d x %d communicators made and freed meanwhile; rank 0: %ld values "
+               "checked, %ld wrong; %.1f s\n", nthreads, rounds, THREAD_NSIZES,
+               churn > 0 ? nchurn : 0, churn, checks, bad, t);
     free(args);
     free(tids);
 }
@@ -417,7 +417,8 @@ int main(int argc, char **argv)
     if (0 == strcmp(mode, "threads")) {
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-        run_threads(n > 0 ? (int)n : 4, argc > 3 ? atoi(argv[3]) : 1, argc > 4 ? atoi(argv[4]) : 20);
+        run_threads(n > 0 ? (int)n : 4, argc > 3 ? atoi(argv[3]) : 1, argc > 4 ? atoi(argv[4]) : 20,
+                    argc > 5 ? atoi(argv[5]) : 1);
         return mt_finish("mpi_stress threads");
     }
     MPI_Init(&argc, &argv);
