@@ -2,10 +2,10 @@
 """mpi4py_collectives.py - braid under an mpi4py program.
 
 mpi4py initialises MPI with MPI_THREAD_MULTIPLE by default. Two Python
-threads, each with its own communicators (a dup and a reversed split of
-MPI_COMM_WORLD), run the seven collectives braid implements on numpy
-arrays (int64 sums, 1 element to 128 Ki elements) at once - mpi4py releases
-the GIL inside MPI calls - and check every value. Then the data-parallel
+threads, each with its own communicators (a dup of MPI_COMM_WORLD and its
+reversed split, made by the thread itself), run the seven collectives braid
+implements on numpy arrays (int64 sums, 1 element to 128 Ki elements) at
+once - mpi4py releases the GIL inside MPI calls - and check every value. Then the data-parallel
 pattern of contrib/apps/logreg.py: in-place float64 Allreduce of a gradient.
 
 Prints "SKIP: why" and exits 0 when this python3 lacks mpi4py or numpy
@@ -35,9 +35,9 @@ def tsum(key, P, n):
 
 
 class Worker(threading.Thread):
-    def __init__(self, tid, comms):
+    def __init__(self, tid, dup):
         super().__init__()
-        self.tid, self.comms, self.checks, self.bad, self.error = tid, comms, 0, 0, None
+        self.tid, self.comms, self.checks, self.bad, self.error = tid, (dup,), 0, 0, None
 
     def check(self, ok):
         self.checks += 1
@@ -72,6 +72,9 @@ class Worker(threading.Thread):
 
     def run(self):
         try:
+            # the reversed split runs braid's allgather on this thread's dup
+            dup = self.comms[0]
+            self.comms = (dup, dup.Split(0, dup.Get_size() - 1 - dup.Get_rank()))
             for s, n in enumerate(SIZES):
                 for c, comm in enumerate(self.comms):
                     self.collectives(comm, (self.tid * 100 + s) * 2 + c, n)
@@ -92,8 +95,8 @@ def main():
     rank, P = world.Get_rank(), world.Get_size()
     level = MPI.Query_thread()
     workers = []
-    for t in range(2):  # made by the main thread, in the same order on every rank
-        workers.append(Worker(t, (world.Dup(), world.Split(0, P - 1 - rank))))
+    for t in range(2):  # dups made by the main thread, in the same order on every rank
+        workers.append(Worker(t, world.Dup()))
     for w in workers:
         w.start()
     for w in workers:

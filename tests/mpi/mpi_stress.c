@@ -248,7 +248,7 @@ static const int thread_sizes[] = { 1, 3, 1000, 32768, 131072 };
 #define THREAD_MAX_REPORTS 5
 
 typedef struct thread_arg {
-    MPI_Comm comm[2];   /* collective threads: a dup and a reversed split; churn: its parent */
+    MPI_Comm comm[2];   /* collective threads: a dup and its reversed split; churn: its parent */
     int id, rounds;
     long checks, bad;
 } thread_arg_t;
@@ -334,6 +334,7 @@ static void thread_collectives(thread_arg_t *t, MPI_Comm comm, long key, size_t 
 static void *collective_thread(void *p)
 {
     thread_arg_t *t = p;
+    t->comm[1] = mt_reversed_comm(t->comm[0]);
     for (int round = 0; round < t->rounds; round++)
         for (int s = 0; s < THREAD_NSIZES; s++)
             for (int c = 0; c < 2; c++) {
@@ -368,9 +369,12 @@ static void *churn_thread(void *p)
 }
 
 /* T collective threads (each on its own dup and reversed split) and K
- * churn threads, all at once. Communicators are made by the main thread in
- * the same order on every rank; each churn thread makes its own from a
- * parent no other thread uses. */
+ * churn threads, all at once. The main thread makes one dup per thread, in
+ * the same order on every rank; MPI_Comm_dup agrees point to point, so no
+ * braid collective has run yet. Each collective thread then splits its dup
+ * in reversed order (braid's allgather on the dup): the threads' first
+ * messages make braid's endpoints, concurrently. Each churn thread makes
+ * its communicators from its own dup. */
 static void run_threads(int nthreads, int rounds, int churn, int nchurn)
 {
     int provided, rank;
@@ -384,7 +388,7 @@ static void run_threads(int nthreads, int rounds, int churn, int nchurn)
     pthread_t *tids = calloc((size_t)n, sizeof(*tids));
     for (int i = 0; i < n; i++) {
         MPI_Comm_dup(MPI_COMM_WORLD, &args[i].comm[0]);
-        args[i].comm[1] = i < nthreads ? mt_reversed_comm(MPI_COMM_WORLD) : MPI_COMM_NULL;
+        args[i].comm[1] = MPI_COMM_NULL;   /* collective threads split their own */
         args[i].id = i;
         args[i].rounds = i < nthreads ? rounds : churn;
     }
