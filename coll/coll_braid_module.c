@@ -85,11 +85,9 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
     bool mt = c->thread_multiple || ompi_mpi_thread_multiple;
     braid_ucx_config_t cfg = {
         .idle_progress = idle_progress,
-        /* threads: several threads of this process wait at once, often
-         * more than there are cores; one spinning on an idle worker keeps
-         * the thread with work off its core (8 threads per rank at np=2 on
-         * 2 cores: 35 s without the yield, 1.2 s with it) */
-        .yield_when_idle = opal_progress_yield_when_idle || mt,
+        /* with threads, the transport also yields while other threads of
+         * this process wait (braid_ucx.c, yield_now) */
+        .yield_when_idle = opal_progress_yield_when_idle,
         .thread_multiple = mt,
         .serialize = 0 != c->thread_serialize,
         .log = mca_coll_braid_log,

@@ -25,7 +25,8 @@ typedef struct braid_ucx_config {
     /* called when a wait finds nothing to progress (let the rest of the MPI
      * library progress); may be NULL */
     void (*idle_progress)(void);
-    /* yield the core while idle (oversubscribed node) */
+    /* yield the core while idle (oversubscribed node); with thread_multiple
+     * an idle wait also yields while other threads of the process wait */
     bool yield_when_idle;
     /* the worker is used by several threads at once (MPI_THREAD_MULTIPLE);
      * false: every lock and atomic below is skipped */
