@@ -11,8 +11,8 @@
 # (1M+ parameters, 8 MiB allreduce per step, bandwidth-bound). Runs alternate
 # braid / tuned for each repetition; times are medians over repetitions.
 # Exit status 0 when every pair of losses agrees, every run's weights were
-# identical on all ranks and braid took MPI_COMM_WORLD in its runs (its
-# verbose output says so).
+# identical on all ranks and, at np >= 2, braid took MPI_COMM_WORLD in its
+# runs (its verbose output says so).
 #
 # --python runs contrib/apps/logreg.py instead: the same model and data with
 # mpi4py and numpy, under MPI_THREAD_MULTIPLE (mpi4py's default thread
@@ -133,7 +133,8 @@ for model in $models; do
             steps[$variant]="${steps[$variant]:-} $(field "$line" step_us)"
             ars[$variant]="${ars[$variant]:-} $(field "$line" allreduce_us)"
             [[ $(field "$line" identical) == 1 ]] || ident[$variant]=no
-            [[ $variant == braid && $(field "$line" braid_on) != 1 ]] && braid_off=1
+            # (braid leaves one-rank communicators to the others)
+            [[ $variant == braid && $np -ge 2 && $(field "$line" braid_on) != 1 ]] && braid_off=1
             thread=$(field "$line" thread)
             params[$variant]=$(field "$line" params)
         done
