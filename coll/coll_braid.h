@@ -53,6 +53,7 @@ typedef struct mca_coll_braid_component_t {
     int inject_alloc_failure;  /* coll_braid_inject_alloc_failure (tests), < 0 = off */
     int topo_aware;            /* coll_braid_topo_aware: order ranks by node (read per communicator) */
     int test_nodes;            /* coll_braid_test_nodes: N > 0 puts process r on node r % N (tests) */
+    int thread_serialize;      /* coll_braid_thread_serialize: braid's mutex, not UCX's thread mode */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
 
     /* state */
@@ -61,6 +62,13 @@ typedef struct mca_coll_braid_component_t {
     bool disabled;         /* UCX could not start: braid stays out of the way */
     bool transport_ready;  /* addresses of every process of the job are known */
     bool progress_registered; /* mca_coll_braid_progress is in opal_progress */
+    /* MPI_THREAD_MULTIPLE, known at init_query: collectives on different
+     * communicators may run at once. Everything a module owns (sequence
+     * numbers, caches, scratch, views, CUDA session) is per communicator,
+     * which MPI lets only one thread use at a time; what processes share
+     * (the UCX worker, endpoints, counters) is made safe in ucx_transport/
+     * and only when this is set, so a single-threaded job takes no lock. */
+    bool thread_multiple;
 } mca_coll_braid_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_braid_component_t mca_coll_braid_component;

@@ -82,6 +82,10 @@ static void check_numeric_params(void)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_topo_aware; valid values: "
                  "0 (rank order), 1 (group ranks by node)", c->topo_aware);
+    else if (c->thread_serialize != 0 && c->thread_serialize != 1)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_thread_serialize; valid "
+                 "values: 0 (UCX's thread mode), 1 (braid's mutex)", c->thread_serialize);
     else if (c->test_nodes < 0)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_test_nodes; valid values: "
@@ -209,6 +213,14 @@ static int braid_register(void)
         "on node r % N (as mpirun --map-by node over N hosts); 0 = the real node names",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL_EQ,
         &c->test_nodes);
+    c->thread_serialize = 0;
+    (void)mca_base_component_var_register(v, "thread_serialize",
+        "With MPI_THREAD_MULTIPLE: keep threads apart on braid's UCX worker with UCX's own "
+        "thread mode, UCS_THREAD_MODE_MULTI (0), or with braid's mutex around every worker "
+        "call (1; chosen anyway when UCX was built without thread support). No effect on "
+        "single-threaded jobs, which take no lock",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
+        &c->thread_serialize);
     check_numeric_params();
     register_pvars(v);
     return OMPI_SUCCESS;
@@ -289,6 +301,8 @@ static int braid_close(void)
 
 int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
+    (void)enable_progress_threads;
+    mca_coll_braid_component.thread_multiple = enable_mpi_threads;
     if (!mca_coll_braid_component.params_valid) {
         /* an invalid value must not silently run something else: stop MPI_Init */
         if (0 == OMPI_PROC_MY_NAME->vpid) fprintf(stderr, "%s\n", invalid_message);

@@ -82,10 +82,14 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
 {
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
     int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    bool mt = c->thread_multiple || ompi_mpi_thread_multiple;
     braid_ucx_config_t cfg = {
         .idle_progress = idle_progress,
+        /* with threads, the transport also yields while other threads of
+         * this process wait (braid_ucx.c, yield_now) */
         .yield_when_idle = opal_progress_yield_when_idle,
-        .thread_multiple = ompi_mpi_thread_multiple,
+        .thread_multiple = mt,
+        .serialize = 0 != c->thread_serialize,
         .log = mca_coll_braid_log,
     };
     int ok = (BRAID_OK == braid_ucx_init(&cfg)) ? 1 : 0, all_ok = 0;
@@ -146,6 +150,11 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
     free(mine); free(all); free(lens);
     if (OMPI_SUCCESS == rc) {
         c->transport_ready = true;
+        if (0 == rank && cfg.thread_multiple)
+            opal_output_verbose(10, c->output, "braid: MPI_THREAD_MULTIPLE: collectives on "
+                                "different communicators run concurrently; threads kept apart "
+                                "on the UCX worker by %s", 0 == strcmp(braid_ucx_thread_mode(),
+                                "ucx") ? "UCX (UCS_THREAD_MODE_MULTI)" : "braid's mutex");
         /* progress braid's worker from every MPI wait too: a peer that has
          * left a collective must still answer our handshakes */
         opal_progress_register(mca_coll_braid_progress);
@@ -182,7 +191,6 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
     else if (ompi_comm_size(comm) < 2) why = "fewer than 2 ranks";
     else if (ompi_comm_get_cid(comm) > BRAID_TAG_MAX_CID_VALUE) why = "context id beyond the tag layout";
     else if (ompi_comm_size(comm) > BRAID_TAG_MAX_RANKS_VALUE) why = "too many ranks for the tag layout";
-    else if (ompi_mpi_thread_multiple) why = "MPI_THREAD_MULTIPLE (braid declines every communicator)";
     else if (comm != &ompi_mpi_comm_world.comm && !c->transport_ready) why = "transport not started";
     else if (!all_procs_in_my_job(comm)) why = "processes from another job";
     if (NULL != why) {

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # install_deps.sh - install what building and testing braid needs on a fresh
-# Debian/Ubuntu machine (Open MPI with devel headers, UCX, Check, Autotools).
+# Debian/Ubuntu machine (Open MPI with devel headers, UCX, Check, Autotools;
+# mpi4py and numpy for /usr/bin/python3, which the mpi4py test case and
+# contrib/run_app_compare.sh --python use).
 # Does nothing for packages already present. Uses sudo when not root.
 set -euo pipefail
-pkgs=(openmpi-bin libopenmpi-dev libucx-dev check autoconf automake libtool pkg-config make gcc)
+pkgs=(openmpi-bin libopenmpi-dev libucx-dev check autoconf automake libtool pkg-config make gcc
+      python3-mpi4py python3-numpy)
 pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do

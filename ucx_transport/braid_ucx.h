@@ -25,18 +25,30 @@ typedef struct braid_ucx_config {
     /* called when a wait finds nothing to progress (let the rest of the MPI
      * library progress); may be NULL */
     void (*idle_progress)(void);
-    /* yield the core while idle (oversubscribed node) */
+    /* yield the core while idle (oversubscribed node); with thread_multiple
+     * an idle wait also yields while other threads of the process wait */
     bool yield_when_idle;
-    /* the worker is used by several threads at once */
+    /* the worker is used by several threads at once (MPI_THREAD_MULTIPLE);
+     * false: every lock and atomic below is skipped */
     bool thread_multiple;
+    /* with thread_multiple: serialise worker calls with braid's own mutex
+     * (worker in UCS_THREAD_MODE_SINGLE) instead of UCX's thread mode
+     * UCS_THREAD_MODE_MULTI. Chosen anyway when UCX cannot give MULTI. */
+    bool serialize;
     /* printf-like logger for errors and verbose messages; may be NULL */
     void (*log)(int level, const char *fmt, ...);
 } braid_ucx_config_t;
 
 /* Create the context and worker. Returns BRAID_OK or BRAID_ERR_TRANSPORT
- * (the reason is logged at level 1). */
+ * (the reason is logged at level 1). Call from one thread, before any other
+ * function here. */
 int braid_ucx_init(const braid_ucx_config_t *cfg);
 bool braid_ucx_ready(void);
+
+/* How concurrent threads are kept apart on the worker: "none" (not
+ * thread_multiple), "ucx" (UCS_THREAD_MODE_MULTI) or "braid" (braid's
+ * mutex). Valid after braid_ucx_init. */
+const char *braid_ucx_thread_mode(void);
 
 /* The ucp context moves CUDA device memory itself (ucp_context_query lists
  * UCS_MEMORY_TYPE_CUDA): device pointers may then go to UCX directly. False
@@ -58,7 +70,9 @@ int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc);
 /* Messages and bytes this process has sent, by whether the peer is on this
  * node (counted from the first send after braid_ucx_set_nodes; before it
  * every peer counts as on this node). The address is stable for the life of
- * the process (MPI_T performance variables read it). */
+ * the process (MPI_T performance variables read it). With thread_multiple
+ * the counters are updated atomically (relaxed): a reader sees each counter
+ * whole, never torn, though the four need not be from the same instant. */
 typedef struct braid_ucx_counters {
     unsigned long long intra_node_msgs, intra_node_bytes;
     unsigned long long inter_node_msgs, inter_node_bytes;
@@ -74,7 +88,9 @@ int braid_ucx_progress(void);
 /* Close endpoints, destroy the worker and context. */
 void braid_ucx_finalize(void);
 
-/* Per-communicator transport state. */
+/* Per-communicator transport state. Its sequence number is not locked:
+ * MPI forbids two collectives at once on one communicator, and braid's
+ * views of a communicator run one after the other. */
 typedef struct braid_ucx_comm braid_ucx_comm_t;
 
 /* proc_index[i] is the process index (as in braid_ucx_set_peers) of

@@ -316,7 +316,8 @@ static void usage(FILE *f)
             "  --validate   check results against a locally computed reference\n"
             "  --steps C    pairwise_exchange: steps (1..lg P, default lg P)\n"
             "  --csv        comma-separated output\n"
-            "S is the full vector (nccl-tests): reduce_scatter sends S, allgather receives S.\n");
+            "S is the full vector (nccl-tests): reduce_scatter sends S, allgather receives S.\n"
+            "environment: BRAID_BENCH_THREAD_MULTIPLE=1 initialises with MPI_THREAD_MULTIPLE\n");
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -769,9 +770,27 @@ static int ilog2_floor(int x)
     return l;
 }
 
+/* BRAID_BENCH_THREAD_MULTIPLE=1 asks for MPI_THREAD_MULTIPLE (one thread
+ * still makes every call): what the thread level alone costs a call, as
+ * in an mpi4py program, which asks for it by default. */
+static void init_mpi(int *argc, char ***argv)
+{
+    const char *mt = getenv("BRAID_BENCH_THREAD_MULTIPLE");
+    if (NULL == mt || 0 == strcmp(mt, "0")) {
+        MPI_Init(argc, argv);
+        return;
+    }
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (0 == rank && MPI_THREAD_MULTIPLE != provided)
+        fprintf(stderr, "braid_bench: MPI_THREAD_MULTIPLE asked, %d provided\n", provided);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    init_mpi(&argc, &argv);
     bench_t b = { .comm = MPI_COMM_WORLD };
     MPI_Comm_rank(b.comm, &b.rank);
     MPI_Comm_size(b.comm, &b.P);

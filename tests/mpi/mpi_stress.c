@@ -12,10 +12,14 @@
  *               bcast, barrier, allgather, reduce_scatter)
  *   small N     N back-to-back one-int allreduces, checked every call and
  *               as a running total at the end; prints the time per call
- *   threads T N MPI_THREAD_MULTIPLE: T threads, each on its own
- *               communicator, run N rounds of allreduce/bcast/allgather/
- *               barrier concurrently (braid declines such communicators;
- *               the list checks that its verbose output says so)
+ *   threads T [R [C [K]]]
+ *               MPI_THREAD_MULTIPLE: T threads, each with its own two
+ *               communicators (a dup and a reversed split), run R rounds
+ *               (default 1) of the seven collectives braid implements
+ *               (barrier, bcast, allreduce, reduce, reduce_scatter_block,
+ *               reduce_scatter, allgather) at 8 B to 1 MiB concurrently,
+ *               while K more threads (default 1) each make, use and free C
+ *               communicators (default 20; 0 = none)
  */
 #include "mpi_test_common.h"
 
@@ -238,38 +242,140 @@ static void run_small(long n)
 /* MPI_THREAD_MULTIPLE: concurrent collectives on distinct communicators */
 /* ------------------------------------------------------------------ */
 
+/* element counts of int64 per collective: 8 B to 1 MiB */
+static const int thread_sizes[] = { 1, 3, 1000, 32768, 131072 };
+#define THREAD_NSIZES ((int)(sizeof(thread_sizes) / sizeof(thread_sizes[0])))
+#define THREAD_MAX_REPORTS 5
+
 typedef struct thread_arg {
-    MPI_Comm comm;
+    MPI_Comm comm[2];   /* collective threads: a dup and its reversed split; churn: its parent */
     int id, rounds;
     long checks, bad;
 } thread_arg_t;
 
-static void *thread_body(void *p)
+/* The value rank q contributes at index i of collective `key`: distinct per
+ * thread, round, communicator, size and collective, so a message crossing
+ * to another communicator or thread shows as a wrong value. */
+static inline int64_t tval(long key, int q, size_t i)
+{
+    return (int64_t)key * 1000003 + (int64_t)q * 7919 + (int64_t)i;
+}
+
+/* sum over the P ranks of tval(key, q, i) */
+static inline int64_t tsum(long key, int P, size_t i)
+{
+    return (int64_t)P * ((int64_t)key * 1000003 + (int64_t)i) + (int64_t)7919 * P * (P - 1) / 2;
+}
+
+static void tcheck(thread_arg_t *t, int ok, const char *what, long key, size_t i)
+{
+    t->checks++;
+    if (ok) return;
+    if (t->bad++ < THREAD_MAX_REPORTS) {
+        int wr;
+        MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+        fprintf(stderr, "FAIL [world rank %d thread %d] %s key %ld index %zu\n", wr, t->id, what,
+                key, i);
+    }
+}
+
+/* the seven collectives braid implements, n int64 elements each, on comm */
+static void thread_collectives(thread_arg_t *t, MPI_Comm comm, long key, size_t n)
+{
+    int r, P;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &P);
+    size_t block = n / (size_t)P > 0 ? n / (size_t)P : 1, total = block * (size_t)P + (size_t)P;
+    int64_t *in = malloc(total * sizeof(int64_t)), *out = malloc(total * sizeof(int64_t));
+    int *counts = malloc((size_t)P * sizeof(int));
+
+    MPI_Barrier(comm);
+
+    int root = (int)(key % P);                                /* bcast */
+    for (size_t i = 0; i < n; i++) out[i] = r == root ? tval(key, root, i) : -1;
+    MPI_Bcast(out, (int)n, MPI_INT64_T, root, comm);
+    for (size_t i = 0; i < n; i++) tcheck(t, out[i] == tval(key, root, i), "bcast", key, i);
+
+    for (size_t i = 0; i < n; i++) in[i] = tval(key, r, i);   /* allreduce */
+    MPI_Allreduce(in, out, (int)n, MPI_INT64_T, MPI_SUM, comm);
+    for (size_t i = 0; i < n; i++) tcheck(t, out[i] == tsum(key, P, i), "allreduce", key, i);
+
+    root = (int)((key + 1) % P);                              /* reduce */
+    MPI_Reduce(in, out, (int)n, MPI_INT64_T, MPI_SUM, root, comm);
+    if (r == root)
+        for (size_t i = 0; i < n; i++) tcheck(t, out[i] == tsum(key, P, i), "reduce", key, i);
+
+    for (size_t i = 0; i < block * (size_t)P; i++) in[i] = tval(key, r, i);
+    MPI_Reduce_scatter_block(in, out, (int)block, MPI_INT64_T, MPI_SUM, comm);
+    for (size_t j = 0; j < block; j++)
+        tcheck(t, out[j] == tsum(key, P, (size_t)r * block + j), "reduce_scatter_block", key, j);
+
+    size_t first = 0, sum = 0;                                /* reduce_scatter, uneven */
+    for (int q = 0; q < P; q++) {
+        counts[q] = (int)block + q % 2;
+        if (q < r) first += (size_t)counts[q];
+        sum += (size_t)counts[q];
+    }
+    for (size_t i = 0; i < sum; i++) in[i] = tval(key, r, i);
+    MPI_Reduce_scatter(in, out, counts, MPI_INT64_T, MPI_SUM, comm);
+    for (int j = 0; j < counts[r]; j++)
+        tcheck(t, out[j] == tsum(key, P, first + (size_t)j), "reduce_scatter", key, (size_t)j);
+
+    for (size_t j = 0; j < block; j++) in[j] = tval(key, r, j);   /* allgather */
+    MPI_Allgather(in, (int)block, MPI_INT64_T, out, (int)block, MPI_INT64_T, comm);
+    for (int q = 0; q < P; q++)
+        for (size_t j = 0; j < block; j++)
+            tcheck(t, out[(size_t)q * block + j] == tval(key, q, j), "allgather", key, j);
+    free(in);
+    free(out);
+    free(counts);
+}
+
+static void *collective_thread(void *p)
 {
     thread_arg_t *t = p;
-    int r, P;
-    MPI_Comm_rank(t->comm, &r);
-    MPI_Comm_size(t->comm, &P);
-    int *all = malloc(sizeof(int) * 2 * (size_t)P);
-    for (int round = 0; round < t->rounds; round++) {
-        long key = (long)t->id * 100000 + round;
-        long v[3] = { key, r, 1 }, s[3];
-        MPI_Allreduce(v, s, 3, MPI_LONG, MPI_SUM, t->comm);
-        t->bad += s[0] != key * P || s[1] != (long)P * (P - 1) / 2 || s[2] != P;
-        long b = r == round % P ? key : -1;
-        MPI_Bcast(&b, 1, MPI_LONG, round % P, t->comm);
-        t->bad += b != key;
-        int mine[2] = { t->id, r * 7 + round };
-        MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, t->comm);
-        for (int q = 0; q < P; q++) t->bad += all[2 * q] != t->id || all[2 * q + 1] != q * 7 + round;
-        if (0 == round % 16) MPI_Barrier(t->comm);
-        t->checks += 3;
-    }
-    free(all);
+    t->comm[1] = mt_reversed_comm(t->comm[0]);
+    for (int round = 0; round < t->rounds; round++)
+        for (int s = 0; s < THREAD_NSIZES; s++)
+            for (int c = 0; c < 2; c++) {
+                long key = ((long)t->id * 1000 + round) * 100 + s * 2 + c;
+                thread_collectives(t, t->comm[c], key, (size_t)thread_sizes[s]);
+            }
     return NULL;
 }
 
-static void run_threads(int nthreads, int rounds)
+/* Communicators made and freed (dups and reversed splits of this thread's
+ * own parent) while the other threads run collectives: braid enables and
+ * destroys modules under them. Each new communicator is used once. */
+static void *churn_thread(void *p)
+{
+    thread_arg_t *t = p;
+    for (int c = 0; c < t->rounds; c++) {
+        MPI_Comm comm;
+        if (c % 2) comm = mt_reversed_comm(t->comm[0]);
+        else MPI_Comm_dup(t->comm[0], &comm);
+        int r, P;
+        MPI_Comm_rank(comm, &r);
+        MPI_Comm_size(comm, &P);
+        long key = 900000 + c, v[2] = { key, r }, s[2];
+        MPI_Allreduce(v, s, 2, MPI_LONG, MPI_SUM, comm);
+        tcheck(t, s[0] == key * P && s[1] == (long)P * (P - 1) / 2, "churn allreduce", key, 0);
+        long b = r == c % P ? key : -1;
+        MPI_Bcast(&b, 1, MPI_LONG, c % P, comm);
+        tcheck(t, b == key, "churn bcast", key, 0);
+        MPI_Comm_free(&comm);
+    }
+    return NULL;
+}
+
+/* T collective threads (each on its own dup and reversed split) and K
+ * churn threads, all at once. The main thread makes one dup per thread, in
+ * the same order on every rank; MPI_Comm_dup agrees point to point, so no
+ * braid collective has run yet. Each collective thread then splits its dup
+ * in reversed order (braid's allgather on the dup): the threads' first
+ * messages make braid's endpoints, concurrently. Each churn thread makes
+ * its communicators from its own dup. */
+static void run_threads(int nthreads, int rounds, int churn, int nchurn)
 {
     int provided, rank;
     MPI_Query_thread(&provided);
@@ -277,27 +383,33 @@ static void run_threads(int nthreads, int rounds)
     mt_check(MPI_THREAD_MULTIPLE == provided, "threads: MPI_THREAD_MULTIPLE not provided (%d)",
              provided);
     if (MPI_THREAD_MULTIPLE != provided) return;
-    thread_arg_t *args = calloc((size_t)nthreads, sizeof(*args));
-    pthread_t *tids = calloc((size_t)nthreads, sizeof(*tids));
-    /* communicators are created by the main thread, in the same order everywhere */
-    for (int i = 0; i < nthreads; i++) {
-        args[i].comm = (i % 2) ? mt_reversed_comm(MPI_COMM_WORLD) : MPI_COMM_NULL;
-        if (0 == i % 2) MPI_Comm_dup(MPI_COMM_WORLD, &args[i].comm);
+    int n = nthreads + (churn > 0 ? nchurn : 0);
+    thread_arg_t *args = calloc((size_t)n, sizeof(*args));
+    pthread_t *tids = calloc((size_t)n, sizeof(*tids));
+    for (int i = 0; i < n; i++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &args[i].comm[0]);
+        args[i].comm[1] = MPI_COMM_NULL;   /* collective threads split their own */
         args[i].id = i;
-        args[i].rounds = rounds;
+        args[i].rounds = i < nthreads ? rounds : churn;
     }
-    for (int i = 0; i < nthreads; i++) pthread_create(&tids[i], NULL, thread_body, &args[i]);
+    double t0 = now_s();
+    for (int i = 0; i < n; i++)
+        pthread_create(&tids[i], NULL, i < nthreads ? collective_thread : churn_thread, &args[i]);
     long bad = 0, checks = 0;
-    for (int i = 0; i < nthreads; i++) {
+    for (int i = 0; i < n; i++) {
         pthread_join(tids[i], NULL);
         bad += args[i].bad;
         checks += args[i].checks;
-        MPI_Comm_free(&args[i].comm);
+        for (int c = 0; c < 2; c++)
+            if (MPI_COMM_NULL != args[i].comm[c]) MPI_Comm_free(&args[i].comm[c]);
     }
-    mt_check(0 == bad && checks == 3L * nthreads * rounds,
-             "threads: %ld wrong values in %ld checked rounds", bad, checks);
-    if (0 == rank) printf("stress threads: %d threads x %d rounds, all values checked\n", nthreads,
-                          rounds);
+    double t = now_s() - t0;
+    mt_check(0 == bad && checks > 0, "threads: %ld wrong values in %ld checks", bad, checks);
+    if (0 == rank)
+        printf("stress threads: %d threads x %d rounds x 7 collectives x %d sizes (8 B..1 MiB) x 2 "
+               "communicators, %d x %d communicators made and freed meanwhile; rank 0: %ld values "
+               "checked, %ld wrong; %.1f s\n", nthreads, rounds, THREAD_NSIZES,
+               churn > 0 ? nchurn : 0, churn, checks, bad, t);
     free(args);
     free(tids);
 }
@@ -309,7 +421,8 @@ int main(int argc, char **argv)
     if (0 == strcmp(mode, "threads")) {
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-        run_threads(n > 0 ? (int)n : 4, argc > 3 ? atoi(argv[3]) : 200);
+        run_threads(n > 0 ? (int)n : 4, argc > 3 ? atoi(argv[3]) : 1, argc > 4 ? atoi(argv[4]) : 20,
+                    argc > 5 ? atoi(argv[5]) : 1);
         return mt_finish("mpi_stress threads");
     }
     MPI_Init(&argc, &argv);
