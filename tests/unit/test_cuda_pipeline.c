@@ -165,19 +165,24 @@ static void setup(run_t *R)
         bool has_out = R->kind == K_ALLREDUCE || (R->kind == K_REDUCE && r == R->root) ||
                        (R->kind == K_BCAST && r != R->root);
         R->in[r] = R->out[r] = NULL;
+        /* device buffers are written through the mock's backing: the host
+         * cannot touch them */
         if (pl_inplace(pl) && R->kind != K_BCAST && (has_out || R->kind == K_ALLREDUCE)) {
             void *b = pl_in_dev(pl) ? mock_dev_alloc(x->dev, bytes) : malloc(bytes);
-            fill_input(R, r, b);
+            ck_assert_ptr_nonnull(b);
+            fill_input(R, r, mock_dev_host(x->dev, b));
             R->in[r] = R->out[r] = b;
             continue;
         }
         if (has_in) {
             R->in[r] = pl_in_dev(pl) ? mock_dev_alloc(x->dev, bytes) : malloc(bytes);
-            fill_input(R, r, R->in[r]);
+            ck_assert_ptr_nonnull(R->in[r]);
+            fill_input(R, r, mock_dev_host(x->dev, R->in[r]));
         }
         if (has_out) {
             R->out[r] = pl_out_dev(pl) ? mock_dev_alloc(x->dev, bytes) : malloc(bytes);
-            memset(R->out[r], 0xa5, bytes);
+            ck_assert_ptr_nonnull(R->out[r]);
+            memset(mock_dev_host(x->dev, R->out[r]), 0xa5, bytes);
         }
     }
 }
@@ -220,7 +225,7 @@ static verdict_t check(run_t *R)
         v.rerecords += d->rerecords;
         v.pending += mock_pending(d);
         if (BRAID_OK != x->rc) v.bad_rc++;
-        const unsigned char *out = R->out[r];
+        const unsigned char *out = mock_dev_host(d, R->out[r]);
         if (NULL == out || (R->kind == K_REDUCE && r != R->root)) continue;
         if (R->op == UNIT_OP_SUM_F64 && R->kind != K_BCAST) {
             for (size_t i = 0; i < R->count; i++) {
