@@ -18,7 +18,8 @@
  *    step of segment k runs;
  *  - errors: a failing copy or wait on one rank is reported there, the other
  *    ranks finish (no hang, no message left over); an unsupported op stops
- *    before any copy; staging falls back to malloc when pinned memory fails.
+ *    before any copy; staging falls back to malloc when pinned memory fails;
+ *    a job missing a buffer is refused before any message.
  */
 #include "unit_common.h"
 #include "unit_ops.h"
@@ -522,6 +523,51 @@ START_TEST(test_pinned_alloc_failure_falls_back)
 }
 END_TEST
 
+static int missing_buffer_body(braid_comm_t *c, void *p)
+{
+    void **arg = p;
+    braid_devpipe_job_t *job = arg[0];
+    rank_ctx_t *x = job->run_arg;
+    x->comm = c;
+    braid_device_t dev = { &mock_devops, x->dev };
+    return braid_devpipe_run(arg[1], &dev, job);
+}
+
+/* Defect: a NULL buffer counted as "none", so a rank whose device
+ * allocation had failed ran halving_doubling with rbuf NULL (the SIGSEGV in
+ * test_cuda_device on the H100). The job is refused before any message. */
+START_TEST(test_missing_buffer_refused_not_segfault)
+{
+    const size_t count = 100;
+    int64_t *in = malloc(count * 8);
+    unit_fill(UNIT_OP_SUM_I64, 0, in, count);
+    mock_dev_t *d = calloc(1, sizeof(mock_dev_t));
+    mock_init(d, MOCK_EAGER, 1);
+    braid_devpipe_t pipe;
+    memset(&pipe, 0, sizeof pipe);
+    braid_scratch_t scratch;
+    memset(&scratch, 0, sizeof scratch);
+    rank_ctx_t x = { .dev = d, .fn = braid_allreduce_halving_doubling };
+    braid_devpipe_job_t job = {
+        .kind = BRAID_DEVPIPE_ALLREDUCE, .in = in, .in_dev = false, .out = NULL, .out_dev = true,
+        .seg_count = 0, .run = step, .run_arg = &x,
+    };
+    job.tmpl.count = count;
+    job.tmpl.esize = 8;
+    job.tmpl.op = unit_op(UNIT_OP_SUM_I64);
+    job.tmpl.exact = true;
+    job.tmpl.scratch = &scratch;
+    void *body_arg[2] = { &job, &pipe };
+    inproc_result_t res = inproc_run(1, missing_buffer_body, NULL, body_arg);
+    free(res.stats);
+    braid_devpipe_release(&pipe);
+    braid_scratch_release(&scratch);
+    free(d);
+    free(in);
+    ck_assert_msg(BRAID_ERR_ARG == res.rc && 0 == x.steps, "rc %d steps %ld", res.rc, x.steps);
+}
+END_TEST
+
 START_TEST(test_seg_count)
 {
     /* depends on its arguments only: every rank cuts alike */
@@ -549,6 +595,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, test_device_error_reported_no_hang, 0, 2);
     tcase_add_test(tc, test_unsupported_stops_before_copies);
     tcase_add_test(tc, test_pinned_alloc_failure_falls_back);
+    tcase_add_test(tc, test_missing_buffer_refused_not_segfault);
     suite_add_tcase(s, tc);
     return s;
 }
