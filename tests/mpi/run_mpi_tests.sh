@@ -62,6 +62,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     [ -z "$line" ] && continue
     IFS='|' read -r f_np f_prog f_mca f_expect <<<"$line"
     f_np=$(trim "$f_np"); f_prog=$(trim "$f_prog"); f_mca=$(trim "$f_mca"); f_expect=$(trim "$f_expect")
+    f_prog=${f_prog//@BUILDDIR@/$builddir}
     mca_args=(--mca coll_braid_verbose 20)
     if [ "$f_mca" != "-" ]; then
         f_mca=${f_mca//@SRCDIR@/$srcdir}

@@ -40,7 +40,7 @@
  *    the bytes are staged at the call and the transfer is queued: cuMemcpy
  *    returns before it lands. Device to pageable memory returns when done.
  *    With pinned memory the Async forms read or write the host bytes when
- *    the queue gets there;
+ *    the queue gets there. Freeing memory first waits for all queued work;
  *  - kernels: cuModuleGetFunction knows braid_k_<op>_<type> for every pair
  *    with a CPU kernel and runs that kernel on the queue; a kernel touching
  *    host memory or another GPU's device memory (no peer access) leaves the
@@ -754,11 +754,20 @@ static mcu_result_t mcu_cuMemHostAlloc(void **p, size_t len, unsigned flags)
     MCU_LEAVE();
 }
 
+/* Freeing memory waits for the device to finish all it was given, as
+ * cuMemFree and cuMemFreeHost do (implicit synchronisation). */
+static inline void mcu_drain_all(void)
+{
+    for (int i = 0; i < MCU_MAX_STREAMS; i++)
+        if (mcu.streams[i].live) mcu_run_all(&mcu.streams[i]);
+}
+
 static mcu_result_t mcu_cuMemFreeHost(void *p)
 {
     MCU_ENTER();
     mcu_alloc_t *a = mcu_find(p, 0);
     if (NULL == a || MCU_MEM_PINNED != a->kind || a->host != p) MCU_FAIL(MCU_ERROR_INVALID_VALUE);
+    mcu_drain_all();
     mcu_free_alloc(a);
     MCU_LEAVE();
 }
@@ -790,6 +799,7 @@ static mcu_result_t mcu_cuMemFree(mcu_devptr_t d)
     MCU_ENTER();
     mcu_alloc_t *a = mcu_find((const void *)(uintptr_t)d, 0);
     if (!mcu_on_device(a) || (uintptr_t)mcu_alloc_base(a) != d) MCU_FAIL(MCU_ERROR_INVALID_VALUE);
+    mcu_drain_all();
     mcu_free_alloc(a);
     MCU_LEAVE();
 }
@@ -862,7 +872,7 @@ static mcu_result_t mcu_cuLaunchKernel(mcu_function_t *f, unsigned gx, unsigned 
 /* what libcuda.so.1 exports                                            */
 /* ------------------------------------------------------------------ */
 
-static void *mcu_symbol(const char *name)
+static __attribute__((unused)) void *mcu_symbol(const char *name)
 {
     static const struct { const char *name; void *fn; } table[] = {
         { "cuInit", (void *)mcu_cuInit },
