@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
@@ -180,6 +181,31 @@ static bool all_procs_in_my_job(ompi_communicator_t *comm)
     return true;
 }
 
+/* Single-rank communicators: coll/self takes them otherwise and is not
+ * CUDA-aware (a device buffer made it SIGSEGV). braid takes them in a job
+ * that uses CUDA; elsewhere coll/self does as well and the job runs as
+ * before. Every rank answers alike: cuda_job is agreed over MPI_COMM_WORLD
+ * when braid is enabled on it, before any other communicator is queried,
+ * and a world of one process (queried before that) has only itself to ask. */
+static bool takes_single_rank(const ompi_communicator_t *comm)
+{
+    const mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    if (comm == &ompi_mpi_comm_world.comm) return mca_coll_braid_cuda_probe();
+    return c->transport_ready && c->cuda_job;
+}
+
+/* On a single-rank communicator braid must outrank coll/self (75 unless
+ * coll_self_priority says otherwise), whose functions would win. */
+static int single_rank_priority(void)
+{
+    int self = 75;
+    const int *value = NULL;
+    int idx = mca_base_var_find("ompi", "coll", "self", "priority");
+    if (idx >= 0 && OPAL_SUCCESS == mca_base_var_get_value(idx, &value, NULL, NULL) && NULL != value)
+        self = *value;
+    return mca_coll_braid_component.priority > self ? mca_coll_braid_component.priority : self + 1;
+}
+
 static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
 
 mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *comm, int *priority)
@@ -188,7 +214,7 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
     const char *why = NULL;
     if (c->disabled) why = "UCX is not available";
     else if (OMPI_COMM_IS_INTER(comm)) why = "intercommunicator";
-    else if (ompi_comm_size(comm) < 2) why = "fewer than 2 ranks";
+    else if (ompi_comm_size(comm) < 2 && !takes_single_rank(comm)) why = "one rank, no CUDA in the job";
     else if (ompi_comm_get_cid(comm) > BRAID_TAG_MAX_CID_VALUE) why = "context id beyond the tag layout";
     else if (ompi_comm_size(comm) > BRAID_TAG_MAX_RANKS_VALUE) why = "too many ranks for the tag layout";
     else if (comm != &ompi_mpi_comm_world.comm && !c->transport_ready) why = "transport not started";
@@ -201,7 +227,7 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
 
     mca_coll_braid_module_t *m = OBJ_NEW(mca_coll_braid_module_t);
     if (NULL == m) return NULL;
-    *priority = c->priority;
+    *priority = ompi_comm_size(comm) < 2 ? single_rank_priority() : c->priority;
     m->super.coll_module_enable = braid_module_enable;
     m->super.coll_barrier = mca_coll_braid_barrier;
     m->super.coll_bcast = mca_coll_braid_bcast;

@@ -37,11 +37,12 @@ enum {
     BC_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
     BC_POINTER_ATTRIBUTE_IS_MANAGED = 8,
     BC_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    BC_MEMORYTYPE_NONE = 0,   /* what the driver reports for memory it does not know */
     BC_MEMORYTYPE_HOST = 1,
     BC_MEMORYTYPE_DEVICE = 2,
     BC_MEMORYTYPE_UNIFIED = 4,
     BC_MEMHOSTALLOC_PORTABLE = 1,
-    BC_STREAM_NON_BLOCKING = 1,
+    BC_STREAM_DEFAULT = 0,
     BC_EVENT_DISABLE_TIMING = 2,
     BC_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
 };
@@ -57,7 +58,7 @@ _Static_assert((int)CU_POINTER_ATTRIBUTE_CONTEXT == BC_POINTER_ATTRIBUTE_CONTEXT
 _Static_assert((int)CU_MEMORYTYPE_HOST == BC_MEMORYTYPE_HOST && (int)CU_MEMORYTYPE_DEVICE == BC_MEMORYTYPE_DEVICE &&
                (int)CU_MEMORYTYPE_UNIFIED == BC_MEMORYTYPE_UNIFIED, "CUmemorytype");
 _Static_assert((int)CU_MEMHOSTALLOC_PORTABLE == BC_MEMHOSTALLOC_PORTABLE &&
-               (int)CU_STREAM_NON_BLOCKING == BC_STREAM_NON_BLOCKING &&
+               (int)CU_STREAM_DEFAULT == BC_STREAM_DEFAULT &&
                (int)CU_EVENT_DISABLE_TIMING == BC_EVENT_DISABLE_TIMING &&
                (int)CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT == BC_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                "flags");
@@ -112,11 +113,18 @@ static struct {
 static struct {
     pthread_once_t probe_once, init_once;
     void *lib;
+    braid_cuda_resolve_fn_t resolve;  /* tests: entry points from a mock driver */
+    bool present;    /* the driver library is there */
     bool loaded;     /* every symbol resolved */
     bool available;  /* cuInit succeeded and a device exists */
     int ndevices;
     braid_cuda_log_fn_t log;
-} g = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, NULL, false, false, 0, NULL };
+    /* each device's primary context, retained once (first use) and kept for
+     * the life of the process, as the CUDA runtime does */
+    pthread_mutex_t primary_lock;
+    bc_context_t *primary;
+} g = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, NULL, NULL, false, false, false, 0, NULL,
+        PTHREAD_MUTEX_INITIALIZER, NULL };
 
 /* the embedded kernels (braid_cuda_fatbin.c, generated from the .cu) */
 extern const unsigned char braid_cuda_fatbin[];
@@ -156,20 +164,30 @@ static int fail(const char *call, bc_result_t r)
 
 void braid_cuda_set_log(braid_cuda_log_fn_t fn) { g.log = fn; }
 
+void braid_cuda_set_driver(braid_cuda_resolve_fn_t resolve) { g.resolve = resolve; }
+
 /* ------------------------------------------------------------------ */
 /* Loading                                                              */
 /* ------------------------------------------------------------------ */
 
+static void *resolve(const char *name)
+{
+    return NULL != g.resolve ? g.resolve(name) : dlsym(g.lib, name);
+}
+
 static void probe(void)
 {
-    g.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (NULL == g.lib) {
-        logf_(10, "libcuda.so.1 not loaded (%s): every buffer is host memory", dlerror());
-        return;
+    if (NULL == g.resolve) {
+        g.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (NULL == g.lib) {
+            logf_(10, "libcuda.so.1 not loaded (%s): every buffer is host memory", dlerror());
+            return;
+        }
     }
+    g.present = true;
     bool ok = true;
 #define BC_RESOLVE(field, name, ret, args)                                    \
-    if (ok && NULL == (*(void **)&cu.field = dlsym(g.lib, name))) {           \
+    if (ok && NULL == (*(void **)&cu.field = resolve(name))) {                \
         logf_(1, "libcuda.so.1 lacks %s: CUDA support disabled", name);       \
         ok = false;                                                           \
     }
@@ -181,7 +199,7 @@ static void probe(void)
 bool braid_cuda_driver_present(void)
 {
     pthread_once(&g.probe_once, probe);
-    return NULL != g.lib;
+    return g.present;
 }
 
 static void init(void)
@@ -199,6 +217,11 @@ static void init(void)
         g.ndevices = 0;
         return;
     }
+    g.primary = calloc((size_t)g.ndevices, sizeof(*g.primary));
+    if (NULL == g.primary) {
+        logf_(1, "out of memory: every buffer is host memory");
+        return;
+    }
     g.available = true;
 }
 
@@ -214,33 +237,67 @@ int braid_cuda_device_count(void) { return braid_cuda_available() ? g.ndevices :
 /* Pointers                                                             */
 /* ------------------------------------------------------------------ */
 
+/* What cuPointerGetAttributes says about a pointer. Measured on driver 580
+ * (CUDA 13), with and without a current context:
+ *   plain host memory (malloc, stack): MEMORY_TYPE 0 (no CUmemorytype at
+ *       all, not HOST), IS_MANAGED 0, CONTEXT NULL, DEVICE_ORDINAL -2;
+ *   pinned host memory (cuMemHostAlloc): MEMORY_TYPE HOST, its context and
+ *       device;
+ *   device memory (cuMemAlloc): MEMORY_TYPE DEVICE, its context and device;
+ *   managed memory (cuMemAllocManaged): MEMORY_TYPE DEVICE (not UNIFIED)
+ *       with IS_MANAGED 1, its context and device.
+ * Memory from the virtual memory management API or a pool may name no
+ * context; its device ordinal still says where it lives. */
+typedef enum { PTR_HOST, PTR_PINNED, PTR_DEVICE, PTR_MANAGED } ptr_kind_t;
+
 typedef struct ptr_info {
-    unsigned memtype;
-    unsigned managed;
-    bc_context_t ctx;
-    int ordinal;
+    ptr_kind_t kind;
+    bc_context_t ctx;   /* NULL for plain host memory */
+    int ordinal;        /* -2 for plain host memory */
 } ptr_info_t;
 
-static bool query_ptr(const void *p, ptr_info_t *info)
+static ptr_kind_t classify(unsigned memtype, unsigned managed)
 {
-    memset(info, 0, sizeof(*info));
-    info->ordinal = -1;
-    if (NULL == p || !braid_cuda_available()) return false;
+    if (managed) return PTR_MANAGED;   /* DEVICE here, UNIFIED on other platforms */
+    switch (memtype) {
+    case BC_MEMORYTYPE_DEVICE:
+    case BC_MEMORYTYPE_UNIFIED: return PTR_DEVICE;
+    case BC_MEMORYTYPE_HOST: return PTR_PINNED;
+    default: return PTR_HOST;          /* BC_MEMORYTYPE_NONE: CUDA does not know it */
+    }
+}
+
+static ptr_info_t query_ptr(const void *p)
+{
+    ptr_info_t info = { PTR_HOST, NULL, -2 };
+    if (NULL == p || !braid_cuda_available()) return info;
+    /* the driver's values for unknown memory, in case it leaves any unset */
+    unsigned memtype = BC_MEMORYTYPE_NONE, managed = 0;
+    bc_context_t ctx = NULL;
+    int ordinal = -2;
     int attrs[4] = { BC_POINTER_ATTRIBUTE_MEMORY_TYPE, BC_POINTER_ATTRIBUTE_IS_MANAGED,
                      BC_POINTER_ATTRIBUTE_CONTEXT, BC_POINTER_ATTRIBUTE_DEVICE_ORDINAL };
-    void *data[4] = { &info->memtype, &info->managed, &info->ctx, &info->ordinal };
-    /* unlike cuPointerGetAttribute, a plain host pointer is no error here:
-     * the attributes come back zero */
+    void *data[4] = { &memtype, &managed, &ctx, &ordinal };
+    /* unlike cuPointerGetAttribute, a plain host pointer is no error here */
     if (BC_SUCCESS != cu.cuPointerGetAttributes(4, attrs, data, (bc_deviceptr_t)(uintptr_t)p))
-        return false;
-    return info->managed || BC_MEMORYTYPE_DEVICE == info->memtype ||
-           BC_MEMORYTYPE_UNIFIED == info->memtype;
+        return info;
+    info.kind = classify(memtype, managed);
+    if (PTR_HOST != info.kind) {
+        info.ctx = ctx;
+        info.ordinal = ordinal;
+    }
+    return info;
+}
+
+static bool on_device(const ptr_info_t *info)
+{
+    return PTR_DEVICE == info->kind || PTR_MANAGED == info->kind;
 }
 
 bool braid_cuda_is_device_ptr(const void *p)
 {
-    ptr_info_t info;
-    return query_ptr(p, &info);
+    ptr_info_t info = query_ptr(p);
+    return on_device(&info);
 }
 
 /* ------------------------------------------------------------------ */
@@ -286,12 +343,45 @@ void braid_cuda_session_destroy(braid_cuda_session_t *s)
     free(s);
 }
 
-/* The context to run in for pointer p: its own, else its device's primary. */
+/* Device `ordinal`'s primary context, retained on first use and kept: a
+ * retain per call would leak a reference each time, and the application
+ * could then never tear the context down. */
+static int primary_context(int ordinal, bc_context_t *ctx)
+{
+    *ctx = NULL;
+    if (ordinal < 0 || ordinal >= g.ndevices) {
+        logf_(1, "no CUDA device %d (%d devices)", ordinal, g.ndevices);
+        return BRAID_ERR_DEVICE;
+    }
+    int rc = BRAID_OK;
+    pthread_mutex_lock(&g.primary_lock);
+    if (NULL == g.primary[ordinal]) {
+        bc_device_t dev;
+        const char *call = "cuDeviceGet";
+        bc_result_t r = cu.cuDeviceGet(&dev, ordinal);
+        if (BC_SUCCESS == r) {
+            call = "cuDevicePrimaryCtxRetain";
+            r = cu.cuDevicePrimaryCtxRetain(&g.primary[ordinal], dev);
+        }
+        if (BC_SUCCESS != r) {
+            g.primary[ordinal] = NULL;
+            rc = fail(call, r);
+        }
+    }
+    *ctx = g.primary[ordinal];
+    pthread_mutex_unlock(&g.primary_lock);
+    return rc;
+}
+
+/* The context to run in for pointer p: device (or managed) memory runs in
+ * the context it was allocated in, or, when it names none, in its device's
+ * primary context; anything else in the caller's current context, else in
+ * device 0's primary context. */
 static int context_for(const void *p, bc_context_t *ctx)
 {
-    ptr_info_t info;
-    *ctx = NULL;
-    if (NULL != p && query_ptr(p, &info) && NULL != info.ctx) {
+    ptr_info_t info = query_ptr(p);
+    if (on_device(&info)) {
+        if (NULL == info.ctx) return primary_context(info.ordinal, ctx);
         *ctx = info.ctx;
         return BRAID_OK;
     }
@@ -300,16 +390,18 @@ static int context_for(const void *p, bc_context_t *ctx)
         *ctx = cur;
         return BRAID_OK;
     }
-    bc_device_t dev;
-    CU_CHECK("cuDeviceGet", cu.cuDeviceGet(&dev, info.ordinal >= 0 ? info.ordinal : 0));
-    CU_CHECK("cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain(ctx, dev));
-    return BRAID_OK;
+    return primary_context(0, ctx);
 }
 
 static int create_resources(braid_cuda_session_t *s)
 {
+    /* Blocking streams: their work waits for what the application queued
+     * before on the legacy default stream. A cuMemcpyHtoD from pageable
+     * memory returns once the bytes are staged, before they reach the
+     * device; a non-blocking stream's device-to-host copy then read the
+     * buffer's old contents. */
     for (int q = 0; q < 2; q++)
-        CU_CHECK("cuStreamCreate", cu.cuStreamCreate(&s->stream[q], BC_STREAM_NON_BLOCKING));
+        CU_CHECK("cuStreamCreate", cu.cuStreamCreate(&s->stream[q], BC_STREAM_DEFAULT));
     for (int e = 0; e < BRAID_DEV_NEVENTS; e++)
         CU_CHECK("cuEventCreate", cu.cuEventCreate(&s->event[e], BC_EVENT_DISABLE_TIMING));
     bc_device_t dev;
@@ -485,16 +577,15 @@ int braid_cuda_reduce(braid_cuda_session_t *s, const void *in, void *inout, size
 /* Synchronous helpers                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Run f with a context current: the one already current, else the primary
- * context of the device that owns p (or device 0). */
+/* Make the context for p current (context_for) unless it already is;
+ * *pushed says what to pop afterwards (NULL: nothing). */
 static int with_context(const void *p, bc_context_t *pushed)
 {
-    bc_context_t cur = NULL;
     *pushed = NULL;
-    if (BC_SUCCESS == cu.cuCtxGetCurrent(&cur) && NULL != cur) return BRAID_OK;
-    bc_context_t ctx;
+    bc_context_t ctx, cur = NULL;
     int rc = context_for(p, &ctx);
     if (BRAID_OK != rc) return rc;
+    if (BC_SUCCESS == cu.cuCtxGetCurrent(&cur) && cur == ctx) return BRAID_OK;
     CU_CHECK("cuCtxPushCurrent", cu.cuCtxPushCurrent(ctx));
     *pushed = ctx;
     return BRAID_OK;
@@ -510,12 +601,21 @@ int braid_cuda_memcpy(void *dst, const void *src, size_t len)
 {
     if (!braid_cuda_available()) return BRAID_ERR_DEVICE;
     if (0 == len) return BRAID_OK;
+    ptr_info_t to = query_ptr(dst), from = query_ptr(src);
     bc_context_t pushed;
-    int rc = with_context(braid_cuda_is_device_ptr(dst) ? dst : src, &pushed);
+    int rc = with_context(on_device(&to) ? dst : src, &pushed);
     if (BRAID_OK != rc) return rc;
+    const char *call = "cuMemcpy";
     bc_result_t r = cu.cuMemcpy((bc_deviceptr_t)(uintptr_t)dst, (bc_deviceptr_t)(uintptr_t)src, len);
+    /* from pageable memory cuMemcpy returns once the bytes are staged; the
+     * rest of the copy runs on the legacy stream: wait for it, so that the
+     * copy is complete when this returns, as the header promises */
+    if (BC_SUCCESS == r && on_device(&to) && PTR_HOST == from.kind) {
+        call = "cuStreamSynchronize (after cuMemcpy)";
+        r = cu.cuStreamSynchronize(NULL);
+    }
     without_context(pushed);
-    return BC_SUCCESS == r ? BRAID_OK : fail("cuMemcpy", r);
+    return BC_SUCCESS == r ? BRAID_OK : fail(call, r);
 }
 
 int braid_cuda_malloc(void **p, size_t len)

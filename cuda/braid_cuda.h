@@ -30,14 +30,21 @@ typedef void (*braid_cuda_log_fn_t)(int level, const char *fmt, ...);
 /* Where errors and notes go (may be NULL: silent). Call before first use. */
 void braid_cuda_set_log(braid_cuda_log_fn_t fn);
 
+/* Tests: take the driver's entry points from `resolve` (called with the
+ * names libcuda.so.1 exports, e.g. "cuMemAlloc_v2") instead of dlopen'ing
+ * libcuda.so.1. Call before any other braid_cuda function. */
+typedef void *(*braid_cuda_resolve_fn_t)(const char *name);
+void braid_cuda_set_driver(braid_cuda_resolve_fn_t resolve);
+
 /* The driver library can be loaded (no cuInit: cheap, no GPU touched). */
 bool braid_cuda_driver_present(void);
 
 /* The driver loaded, every symbol resolved and cuInit succeeded (once). */
 bool braid_cuda_available(void);
 
-/* p is device memory (CU_POINTER_ATTRIBUTE_MEMORY_TYPE; managed memory
- * counts as device). False for NULL, host and pinned host memory, and
+/* p is device memory (CU_POINTER_ATTRIBUTE_MEMORY_TYPE DEVICE or UNIFIED,
+ * or IS_MANAGED: managed memory counts as device). False for NULL, plain
+ * host memory (MEMORY_TYPE 0), pinned host memory (MEMORY_TYPE HOST), and
  * whenever CUDA is not available. */
 bool braid_cuda_is_device_ptr(const void *p);
 
@@ -49,18 +56,19 @@ braid_cuda_session_t *braid_cuda_session_create(void);
 void braid_cuda_session_destroy(braid_cuda_session_t *s);
 
 /* Make the context that owns device pointer devptr current on this thread
- * (its primary context when the pointer names none), (re)create the
+ * (its device's primary context when the pointer names none), (re)create the
  * session's streams and events in it, and describe the session as a
  * braid_device_t for the pipeline. Pair with braid_cuda_session_end. */
 int braid_cuda_session_begin(braid_cuda_session_t *s, const void *devptr, braid_device_t *dev);
 void braid_cuda_session_end(braid_cuda_session_t *s);
 
 /* Synchronous copies between any two of host and device memory
- * (cuMemcpy: unified addressing picks the direction). */
+ * (cuMemcpy: unified addressing picks the direction); the bytes are at dst
+ * on return, from pageable host memory too. */
 int braid_cuda_memcpy(void *dst, const void *src, size_t len);
 
 /* Device memory for tests and tools (cuMemAlloc / cuMemFree), in the
- * primary context of device 0. */
+ * caller's current context, else in the primary context of device 0. */
 int braid_cuda_malloc(void **p, size_t len);
 void braid_cuda_free(void *p);
 

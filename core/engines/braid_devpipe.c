@@ -136,10 +136,25 @@ static braid_coll_args_t segment_args(const pipe_run_t *r, size_t k)
     return a;
 }
 
+/* The buffers the job's kind needs: every rank of an allreduce or a reduce
+ * has an input, every rank of an allreduce an output, every rank of a bcast
+ * one or the other. A missing one (a failed device allocation) used to
+ * count as "none" and the algorithm wrote through NULL. */
+static bool has_buffers(const braid_devpipe_job_t *j)
+{
+    switch (j->kind) {
+    case BRAID_DEVPIPE_ALLREDUCE: return NULL != j->in && NULL != j->out;
+    case BRAID_DEVPIPE_REDUCE: return NULL != j->in;
+    case BRAID_DEVPIPE_BCAST: return NULL != j->in || NULL != j->out;
+    }
+    return false;
+}
+
 int braid_devpipe_run(braid_devpipe_t *p, const braid_device_t *dev,
                       const braid_devpipe_job_t *job)
 {
     const braid_devpipe_job_t *j = job;
+    if (j->tmpl.count > 0 && !has_buffers(j)) return BRAID_ERR_ARG;
     bool in_dev = NULL != j->in && j->in_dev, out_dev = NULL != j->out && j->out_dev;
     pipe_run_t r = { .p = p, .dev = dev, .job = job, .es = j->tmpl.esize, .dev_rc = BRAID_OK };
     size_t count = j->tmpl.count;

@@ -114,7 +114,8 @@ void braid_devpipe_bind(braid_devpipe_kind_t kind, const void *in, void *out, br
 
 /* Run job segment by segment. dev may be NULL when neither buffer is on the
  * device. Returns the algorithm's first error, else the first device error,
- * else BRAID_OK. */
+ * else BRAID_OK; BRAID_ERR_ARG, before any message, when a buffer the kind
+ * needs is NULL (allreduce: in and out; reduce: in; bcast: in or out). */
 int braid_devpipe_run(braid_devpipe_t *p, const braid_device_t *dev,
                       const braid_devpipe_job_t *job);
 

@@ -10,7 +10,10 @@
  * Also: a pair type (MPI_2INT, MAXLOC: staged layout), a strided vector
  * broadcast (packed through a host copy), a non-commutative user op (handed
  * to the previous module through host copies), and rank 0's buffers on the
- * host while the others are on the device.
+ * host while the others are on the device. And single-rank communicators
+ * (MPI_COMM_SELF, a split of one rank each, MPI_COMM_WORLD at np=1), which
+ * braid takes in a job that uses CUDA: coll/self, which would take them
+ * otherwise, is not CUDA-aware and crashed on a device pointer.
  *
  * The CUDA driver is loaded with dlopen, so the program builds and runs
  * without CUDA: with no driver or no GPU every rank prints nothing, rank 0
@@ -354,6 +357,20 @@ static void test_noncommutative(MPI_Comm comm)
     free(h); free(got); free(ref);
 }
 
+/* Every placement of send and receive buffers (host, device, managed, in
+ * place), reductions below, at and across the staging segments, on a
+ * communicator of one rank. */
+static void test_single_rank(MPI_Comm comm)
+{
+    /* (1 << 18) + 5 eight-byte elements: more than one 2 MiB segment */
+    static const size_t counts[] = { 1, 1000, (1u << 18) + 5 };
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+        for (int k = 0; k < 6; k++) test_allreduce_reduce(comm, counts[c], (tcase_t)((c + (size_t)k) % T_N), k);
+    for (int k = 0; k < 3; k++) test_bcast(comm, 4099, k);
+    test_pair_maxloc(comm);
+    test_noncommutative(comm);
+}
+
 /* ---- benchmark ---- */
 
 static double now(void) { return MPI_Wtime(); }
@@ -444,5 +461,10 @@ int main(int argc, char **argv)
     MPI_Comm rev = mt_reversed_comm(MPI_COMM_WORLD);
     test_allreduce_reduce(rev, (1u << 20) + 5, T_DOUBLE_SUM, 1);
     MPI_Comm_free(&rev);
+    test_single_rank(MPI_COMM_SELF);
+    MPI_Comm alone;
+    MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &alone);
+    test_single_rank(alone);
+    MPI_Comm_free(&alone);
     return mt_finish("mpi_cuda");
 }

@@ -62,6 +62,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     [ -z "$line" ] && continue
     IFS='|' read -r f_np f_prog f_mca f_expect <<<"$line"
     f_np=$(trim "$f_np"); f_prog=$(trim "$f_prog"); f_mca=$(trim "$f_mca"); f_expect=$(trim "$f_expect")
+    f_prog=${f_prog//@BUILDDIR@/$builddir}
     mca_args=(--mca coll_braid_verbose 20)
     if [ "$f_mca" != "-" ]; then
         f_mca=${f_mca//@SRCDIR@/$srcdir}
@@ -96,9 +97,10 @@ while IFS= read -r line || [ -n "$line" ]; do
         ms=$(( ($(date +%s%N) - start) / 1000000 ))
         secs=$((ms / 1000)).$(( (ms % 1000) / 100 ))
         why=""
-        expect_fail=0
+        expect_fail=0 any_np=0
         patterns=$f_expect
         if [[ $patterns == FAIL* ]]; then expect_fail=1; patterns=$(trim "${patterns#FAIL}"); fi
+        if [[ $patterns == ANYNP* ]]; then any_np=1; patterns=$(trim "${patterns#ANYNP}"); fi
         # a program that cannot run here (no GPU) prints "SKIP: why" and exits 0
         if [ $rc -eq 0 ] && grep -q '^SKIP: ' "$log"; then
             skipped=$((skipped + 1))
@@ -112,7 +114,7 @@ while IFS= read -r line || [ -n "$line" ]; do
             why="took ${secs}s, more than ${max_secs}s"
         elif [ $expect_fail -eq 0 ] && [ $rc -ne 0 ]; then why="exit status $rc"
         elif [ $expect_fail -eq 1 ] && [ $rc -eq 0 ]; then why="expected the job to fail, it exited 0"
-        elif [ "$np" -ge 2 ] || [ $expect_fail -eq 1 ]; then
+        elif [ "$np" -ge 2 ] || [ $expect_fail -eq 1 ] || [ $any_np -eq 1 ]; then
             IFS=';' read -ra pats <<<"$patterns"
             for pat in "${pats[@]}"; do
                 pat=$(trim "$pat")

@@ -20,6 +20,13 @@
  *   bad_waits    a wait on an event never recorded;
  *   rerecords    an event recorded again before the host waited for it.
  * Every submission and step is written to a trace for ordering checks.
+ *
+ * Its device memory is, as a GPU's, out of the host's reach: the addresses
+ * handed out are mapped PROT_NONE (a host access faults, as dereferencing a
+ * real device pointer does) and the bytes live in a backing buffer that
+ * only the mock's queues and the test (mock_dev_host) touch. A copy from or
+ * to NULL, or whose device side is not device memory, fails at submission
+ * (CUDA_ERROR_INVALID_VALUE from cuMemcpy*Async on the real driver).
  */
 #ifndef MOCK_DEVICE_H
 #define MOCK_DEVICE_H
@@ -28,6 +35,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "braid_devpipe.h"
 #include "braid_kernels.h"
@@ -39,6 +48,45 @@ typedef enum { MOCK_T_D2H, MOCK_T_H2D, MOCK_T_STEP_START, MOCK_T_STEP_END, MOCK_
 #define MOCK_QLEN 4096
 #define MOCK_MAX_REGIONS 32
 #define MOCK_MAX_TRACE 8192
+
+/* ---- device memory the host cannot touch ---- */
+
+typedef struct mock_mem {
+    char *addr;      /* what the code under test sees: PROT_NONE */
+    char *backing;   /* the bytes */
+    size_t len, map_len;
+} mock_mem_t;
+
+static inline bool mock_mem_new(mock_mem_t *m, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    memset(m, 0, sizeof(*m));
+    m->len = len;
+    m->map_len = (len + page) / page * page;   /* at least one page past the end */
+    void *a = mmap(NULL, m->map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    m->backing = calloc(1, len ? len : 1);     /* fresh device memory reads as zeros */
+    if (MAP_FAILED == a || NULL == m->backing) {
+        if (MAP_FAILED != a) munmap(a, m->map_len);
+        free(m->backing);
+        memset(m, 0, sizeof(*m));
+        return false;
+    }
+    m->addr = a;
+    return true;
+}
+
+static inline void mock_mem_delete(mock_mem_t *m)
+{
+    if (NULL != m->addr) munmap(m->addr, m->map_len);
+    free(m->backing);
+    memset(m, 0, sizeof(*m));
+}
+
+static inline bool mock_mem_holds(const mock_mem_t *m, const void *p, size_t len)
+{
+    const char *c = p;
+    return NULL != m->addr && c >= m->addr && c <= m->addr + m->len && len <= (size_t)(m->addr + m->len - c);
+}
 
 typedef struct mock_item {
     int kind;            /* 0 copy, 1 record, 2 reduce */
@@ -64,7 +112,7 @@ typedef struct mock_dev {
     long ev_pos[BRAID_DEV_NEVENTS];      /* absolute index of its record item */
     bool ev_recorded[BRAID_DEV_NEVENTS];
     bool ev_outstanding[BRAID_DEV_NEVENTS];
-    struct { char *p; size_t len; } dev[MOCK_MAX_REGIONS];
+    mock_mem_t dev[MOCK_MAX_REGIONS];
     int ndev;
     int hazards, host_hazards, bad_copies, bad_waits, rerecords;
     int ncopies, nwaits, host_allocs, host_frees;
@@ -86,29 +134,31 @@ static inline void mock_log(mock_dev_t *d, mock_trace_kind_t k, const void *p, l
     if (d->ntrace < MOCK_MAX_TRACE) d->trace[d->ntrace++] = (mock_trace_t){ k, p, seg };
 }
 
-/* "device memory": host memory the mock knows as device */
+/* "device memory": NULL when out of regions or memory */
 static inline void *mock_dev_alloc(mock_dev_t *d, size_t len)
 {
-    char *p = malloc(len ? len : 1);
-    if (p && d->ndev < MOCK_MAX_REGIONS) {
-        d->dev[d->ndev].p = p;
-        d->dev[d->ndev].len = len;
-        d->ndev++;
-    }
-    return p;
+    if (d->ndev >= MOCK_MAX_REGIONS || !mock_mem_new(&d->dev[d->ndev], len)) return NULL;
+    return d->dev[d->ndev++].addr;
 }
 
 static inline bool mock_is_dev(const mock_dev_t *d, const void *p, size_t len)
 {
     for (int i = 0; i < d->ndev; i++)
-        if ((const char *)p >= d->dev[i].p && (const char *)p + len <= d->dev[i].p + d->dev[i].len)
-            return true;
+        if (mock_mem_holds(&d->dev[i], p, len)) return true;
     return false;
+}
+
+/* Where the bytes at p really are: the backing of device memory, else p. */
+static inline void *mock_dev_host(const mock_dev_t *d, const void *p)
+{
+    for (int i = 0; i < d->ndev; i++)
+        if (mock_mem_holds(&d->dev[i], p, 0)) return d->dev[i].backing + ((const char *)p - d->dev[i].addr);
+    return (void *)p;
 }
 
 static inline void mock_dev_free_all(mock_dev_t *d)
 {
-    for (int i = 0; i < d->ndev; i++) free(d->dev[i].p);
+    for (int i = 0; i < d->ndev; i++) mock_mem_delete(&d->dev[i]);
     d->ndev = 0;
 }
 
@@ -130,12 +180,12 @@ static inline void mock_execute_one(mock_dev_t *d, int q)
     if (d->executed[q] >= d->submitted[q]) return;
     mock_item_t *it = &d->q[q][d->executed[q] % MOCK_QLEN];
     if (0 == it->kind) {
-        memcpy(it->dst, it->src, it->len);
+        memcpy(mock_dev_host(d, it->dst), mock_dev_host(d, it->src), it->len);
         mock_log(d, q == BRAID_DEV_Q_D2H ? MOCK_T_DONE_D2H : MOCK_T_DONE_H2D,
                  q == BRAID_DEV_Q_D2H ? it->src : it->dst, 0);
     } else if (2 == it->kind) {
         braid_kernel_fn_t k = braid_kernel_lookup((braid_ktype_t)it->ktype, (braid_kop_t)it->kop);
-        if (k) k(it->src, it->dst, it->len);
+        if (k) k(mock_dev_host(d, it->src), mock_dev_host(d, it->dst), it->len);
     }
     d->executed[q]++;
 }
@@ -180,9 +230,13 @@ static int mock_copy_async(void *ctx, int queue, void *dst, const void *src, siz
     mock_dev_t *d = ctx;
     mock_background(d);
     if (d->fail_copy_at && ++d->ncopies == d->fail_copy_at) return BRAID_ERR_DEVICE;
-    bool ok_dir = BRAID_DEV_Q_D2H == queue ? mock_is_dev(d, src, len) && !mock_is_dev(d, dst, len)
-                                           : mock_is_dev(d, dst, len) && !mock_is_dev(d, src, len);
-    if (!ok_dir) d->bad_copies++;
+    const void *dev_side = BRAID_DEV_Q_D2H == queue ? src : dst;
+    const void *host_side = BRAID_DEV_Q_D2H == queue ? dst : src;
+    if (NULL == dst || NULL == src || !mock_is_dev(d, dev_side, len)) {
+        d->bad_copies++;
+        return BRAID_ERR_DEVICE;   /* the driver refuses it: invalid argument */
+    }
+    if (mock_is_dev(d, host_side, len)) d->bad_copies++;
     int other = 1 - queue;
     for (long i = d->executed[other]; i < d->submitted[other]; i++) {
         const mock_item_t *it = &d->q[other][i % MOCK_QLEN];

@@ -5,18 +5,61 @@
  * streams, events, pinned slots) over the in-process transport, P = 1..4
  * ranks (threads) sharing the GPU, host and device buffers mixed.
  *
+ * Also what braid got wrong on its first GPU (an H100): allocation and
+ * copies with no current context, pinned and managed memory told apart as
+ * driver 580 reports them, and the pipeline reading a buffer that the
+ * application has just filled with cuMemcpyHtoD from pageable memory
+ * (which returns before the bytes land).
+ *
  * Without a usable GPU (no libcuda.so.1, cuInit failing, no device) it
  * prints "SKIP: no CUDA device" and exits 77, which automake counts as a
- * skipped test.
+ * skipped test. run_cuda_device_on_mock.sh runs it on the mock driver
+ * (tests/mpi/mock_libcuda.c) instead.
  */
 #include "unit_common.h"
 #include "unit_ops.h"
 #include "braid_cuda.h"
 #include "braid_kernels.h"
 
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+/* The driver as an application sees it (dlopen'ed like braid does), for
+ * what braid has no API for: pinned and managed memory, a current context,
+ * the application's own copies. */
+typedef unsigned long long cu_ptr_t;
+static struct {
+    int (*DevicePrimaryCtxRetain)(void **, int);
+    int (*CtxSetCurrent)(void *);
+    int (*MemHostAlloc)(void **, size_t, unsigned);
+    int (*MemFreeHost)(void *);
+    int (*MemAlloc)(cu_ptr_t *, size_t);
+    int (*MemAllocManaged)(cu_ptr_t *, size_t, unsigned);
+    int (*MemFree)(cu_ptr_t);
+    int (*MemcpyHtoD)(cu_ptr_t, const void *, size_t);
+    int (*PointerGetAttributes)(unsigned, int *, void **, cu_ptr_t);
+} app;
+
+static bool app_driver(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    struct { void **fn; const char *name; } syms[] = {
+        { (void **)&app.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain" },
+        { (void **)&app.CtxSetCurrent, "cuCtxSetCurrent" },
+        { (void **)&app.MemHostAlloc, "cuMemHostAlloc" },
+        { (void **)&app.MemFreeHost, "cuMemFreeHost" },
+        { (void **)&app.MemAlloc, "cuMemAlloc_v2" },
+        { (void **)&app.MemAllocManaged, "cuMemAllocManaged" },
+        { (void **)&app.MemFree, "cuMemFree_v2" },
+        { (void **)&app.MemcpyHtoD, "cuMemcpyHtoD_v2" },
+        { (void **)&app.PointerGetAttributes, "cuPointerGetAttributes" },
+    };
+    for (size_t i = 0; NULL != lib && i < sizeof syms / sizeof *syms; i++)
+        if (NULL == (*syms[i].fn = dlsym(lib, syms[i].name))) return false;
+    return NULL != lib;
+}
 
 static void log_to_stderr(int level, const char *fmt, ...)
 {
@@ -93,6 +136,8 @@ START_TEST(test_kernels_match_cpu)
 }
 END_TEST
 
+/* no current context here: braid_cuda_malloc uses device 0's primary one
+ * (on the H100 it read an uninitialised ordinal and failed with -5) */
 START_TEST(test_pointer_detection)
 {
     void *d = NULL;
@@ -106,6 +151,37 @@ START_TEST(test_pointer_detection)
     free(h);
     ck_assert_msg(dev && mid && !host && !stack && !null, "device %d interior %d host %d stack %d NULL %d",
                   dev, mid, host, stack, null);
+}
+END_TEST
+
+/* Pinned memory is host memory, managed memory is device memory, as driver
+ * 580 reports them (pinned: MEMORY_TYPE HOST; managed: DEVICE with
+ * IS_MANAGED; plain host: MEMORY_TYPE 0, ordinal -2, no context). */
+START_TEST(test_pointer_kinds)
+{
+    void *ctx = NULL, *pinned = NULL;
+    cu_ptr_t managed = 0;
+    ck_assert_int_eq(app.DevicePrimaryCtxRetain(&ctx, 0), 0);
+    ck_assert_int_eq(app.CtxSetCurrent(ctx), 0);
+    ck_assert_int_eq(app.MemHostAlloc(&pinned, 4096, 0), 0);
+    ck_assert_int_eq(app.MemAllocManaged(&managed, 4096, 1), 0);
+    char *h = malloc(64);
+    unsigned memtype = 99, is_managed = 99;
+    void *hctx = &ctx;
+    int ordinal = 99;
+    int attrs[4] = { 2, 8, 1, 9 };   /* MEMORY_TYPE, IS_MANAGED, CONTEXT, DEVICE_ORDINAL */
+    void *data[4] = { &memtype, &is_managed, &hctx, &ordinal };
+    ck_assert_int_eq(app.PointerGetAttributes(4, attrs, data, (cu_ptr_t)(uintptr_t)h), 0);
+    bool p = braid_cuda_is_device_ptr(pinned), m = braid_cuda_is_device_ptr((void *)(uintptr_t)managed);
+    bool mh = braid_cuda_is_device_ptr(h);
+    app.MemFreeHost(pinned);
+    app.MemFree(managed);
+    app.CtxSetCurrent(NULL);
+    free(h);
+    ck_assert_msg(!p && m && !mh, "pinned %d managed %d malloc'ed %d", p, m, mh);
+    ck_assert_msg(0 == memtype && 0 == is_managed && NULL == hctx && -2 == ordinal,
+                  "plain host memory now reports MEMORY_TYPE %u IS_MANAGED %u CONTEXT %p ORDINAL %d "
+                  "(driver 580: 0 0 NULL -2)", memtype, is_managed, hctx, ordinal);
 }
 END_TEST
 
@@ -174,10 +250,16 @@ START_TEST(test_pipeline_real_device)
                 R.out_dev[r] = kind != 2;
                 int64_t *h = malloc(bytes);
                 unit_fill(UNIT_OP_SUM_I64, r, h, count);
-                if (R.in_dev[r]) { braid_cuda_malloc(&R.in[r], bytes); braid_cuda_memcpy(R.in[r], h, bytes); }
-                else R.in[r] = h;
+                /* a failed allocation stops here: a NULL buffer must not
+                 * reach the ranks (on the H100 one did: SIGSEGV) */
+                if (R.in_dev[r]) {
+                    ck_assert_int_eq(braid_cuda_malloc(&R.in[r], bytes), BRAID_OK);
+                    ck_assert_int_eq(braid_cuda_memcpy(R.in[r], h, bytes), BRAID_OK);
+                } else {
+                    R.in[r] = h;
+                }
                 if (0 == kind) R.out[r] = R.in[r];
-                else if (R.out_dev[r]) braid_cuda_malloc(&R.out[r], bytes);
+                else if (R.out_dev[r]) ck_assert_int_eq(braid_cuda_malloc(&R.out[r], bytes), BRAID_OK);
                 else R.out[r] = malloc(bytes);
                 if (R.in[r] != h) free(h);
             }
@@ -204,6 +286,42 @@ START_TEST(test_pipeline_real_device)
 }
 END_TEST
 
+/* The application fills a device buffer with cuMemcpyHtoD from pageable
+ * memory, which returns once the bytes are staged, and calls braid at once:
+ * braid's copies must wait for that upload (on the H100 its non-blocking
+ * streams read the old contents: mpi_cuda's wrong values). P = 1 allreduce,
+ * device in, host out: the output is the input. */
+START_TEST(test_pipeline_after_unsynchronised_upload)
+{
+    static const size_t counts[] = { 513, (8u << 20) / 8 + 3 };
+    void *ctx = NULL;
+    ck_assert_int_eq(app.DevicePrimaryCtxRetain(&ctx, 0), 0);
+    ck_assert_int_eq(app.CtxSetCurrent(ctx), 0);
+    int bad = 0, runs = 0;
+    for (size_t c = 0; c < 2; c++)
+        for (int rep = 0; rep < 10; rep++, runs++) {
+            size_t count = counts[c], bytes = count * 8;
+            int64_t *h = malloc(bytes), *out = calloc(1, bytes);
+            unit_fill(UNIT_OP_SUM_I64, rep, h, count);
+            cu_ptr_t d = 0;
+            ck_assert_int_eq(app.MemAlloc(&d, bytes), 0);
+            ck_assert_int_eq(app.MemcpyHtoD(d, h, bytes), 0);
+            run_t R = { .fn = braid_allreduce_ring, .count = count, .seg = 65536, .P = 1 };
+            R.in[0] = (void *)(uintptr_t)d;
+            R.in_dev[0] = true;
+            R.out[0] = out;
+            inproc_result_t res = inproc_run(1, body, NULL, &R);
+            free(res.stats);
+            bad += BRAID_OK != res.rc || 0 != memcmp(out, h, bytes);
+            app.MemFree(d);
+            free(h);
+            free(out);
+        }
+    app.CtxSetCurrent(NULL);
+    ck_assert_msg(0 == bad, "%d of %d runs read something else than the uploaded bytes", bad, runs);
+}
+END_TEST
+
 int main(void)
 {
     braid_cuda_set_log(log_to_stderr);
@@ -213,12 +331,18 @@ int main(void)
         return 77;
     }
     printf("CUDA devices: %d\n", braid_cuda_device_count());
+    if (!app_driver()) {
+        printf("libcuda.so.1 lacks an entry point the tests use\n");
+        return EXIT_FAILURE;
+    }
     Suite *s = suite_create("cuda_device");
     TCase *tc = tcase_create("gpu");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_kernels_match_cpu);
     tcase_add_test(tc, test_pointer_detection);
+    tcase_add_test(tc, test_pointer_kinds);
     tcase_add_test(tc, test_pipeline_real_device);
+    tcase_add_test(tc, test_pipeline_after_unsynchronised_upload);
     suite_add_tcase(s, tc);
     /* CUDA is initialised in this process already and does not survive a
      * fork: run the tests in it */

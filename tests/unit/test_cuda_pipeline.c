@@ -20,15 +20,29 @@
  *    step of segment k runs;
  *  - errors: a failing copy or wait on one rank is reported there, the other
  *    ranks finish (no hang, no message left over); an unsupported op stops
- *    before any copy; staging falls back to malloc when pinned memory fails.
+ *    before any copy; staging falls back to malloc when pinned memory fails;
+ *    a job missing a buffer is refused before any message.
+ *
+ * Then braid's CUDA layer itself (cuda/braid_cuda.c: pointer kinds,
+ * contexts, streams, copies, kernels, the pipeline through sessions) on a
+ * mock CUDA driver that behaves as the real one did on the H100
+ * (mock_cuda_driver.h). The tests named after a defect failed before it was
+ * fixed, without a GPU.
  */
 #include "unit_common.h"
 #include "unit_ops.h"
 #include "mock_device.h"
+#include "mock_cuda_driver.h"
+#include "braid_cuda.h"
 #include "braid_devpipe.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* braid_cuda.c loads its kernels from this image; the mock driver needs
+ * none (it runs the CPU kernels) */
+const unsigned char braid_cuda_fatbin[] = "mock fatbin";
+const size_t braid_cuda_fatbin_len = sizeof(braid_cuda_fatbin);
 
 #define MAX_P 8
 
@@ -173,19 +187,24 @@ static void setup(run_t *R)
         bool has_out = R->kind == K_ALLREDUCE || (R->kind == K_REDUCE && r == R->root) ||
                        (R->kind == K_BCAST && r != R->root);
         R->in[r] = R->out[r] = NULL;
+        /* device buffers are written through the mock's backing: the host
+         * cannot touch them */
         if (pl_inplace(pl) && R->kind != K_BCAST && (has_out || R->kind == K_ALLREDUCE)) {
             void *b = pl_in_dev(pl) ? mock_dev_alloc(x->dev, bytes) : malloc(bytes);
-            fill_input(R, r, b);
+            ck_assert_ptr_nonnull(b);
+            fill_input(R, r, mock_dev_host(x->dev, b));
             R->in[r] = R->out[r] = b;
             continue;
         }
         if (has_in) {
             R->in[r] = pl_in_dev(pl) ? mock_dev_alloc(x->dev, bytes) : malloc(bytes);
-            fill_input(R, r, R->in[r]);
+            ck_assert_ptr_nonnull(R->in[r]);
+            fill_input(R, r, mock_dev_host(x->dev, R->in[r]));
         }
         if (has_out) {
             R->out[r] = pl_out_dev(pl) ? mock_dev_alloc(x->dev, bytes) : malloc(bytes);
-            memset(R->out[r], 0xa5, bytes);
+            ck_assert_ptr_nonnull(R->out[r]);
+            memset(mock_dev_host(x->dev, R->out[r]), 0xa5, bytes);
         }
     }
 }
@@ -228,7 +247,7 @@ static verdict_t check(run_t *R)
         v.rerecords += d->rerecords;
         v.pending += mock_pending(d);
         if (BRAID_OK != x->rc) v.bad_rc++;
-        const unsigned char *out = R->out[r];
+        const unsigned char *out = mock_dev_host(d, R->out[r]);
         if (NULL == out || (R->kind == K_REDUCE && r != R->root)) continue;
         if (R->op == UNIT_OP_SUM_F64 && R->kind != K_BCAST) {
             for (size_t i = 0; i < R->count; i++) {
@@ -529,6 +548,59 @@ START_TEST(test_pinned_alloc_failure_falls_back)
 }
 END_TEST
 
+/* halving_doubling, counting its calls (one rank: no race) */
+static long missing_buffer_steps;
+static int counted_hd(braid_comm_t *c, const braid_coll_args_t *a)
+{
+    missing_buffer_steps++;
+    return braid_allreduce_halving_doubling(c, a);
+}
+
+static int missing_buffer_body(braid_comm_t *c, void *p)
+{
+    void **arg = p;
+    braid_devpipe_job_t *job = arg[0];
+    job->comm = c;
+    braid_device_t dev = { &mock_devops, arg[2] };
+    return braid_devpipe_run(arg[1], &dev, job);
+}
+
+/* Defect: a NULL buffer counted as "none", so a rank whose device
+ * allocation had failed ran halving_doubling with rbuf NULL (the SIGSEGV in
+ * test_cuda_device on the H100). The job is refused before any message. */
+START_TEST(test_missing_buffer_refused_not_segfault)
+{
+    const size_t count = 100;
+    int64_t *in = malloc(count * 8);
+    unit_fill(UNIT_OP_SUM_I64, 0, in, count);
+    mock_dev_t *d = calloc(1, sizeof(mock_dev_t));
+    mock_init(d, MOCK_EAGER, 1);
+    braid_devpipe_t pipe;
+    memset(&pipe, 0, sizeof pipe);
+    braid_scratch_t scratch;
+    memset(&scratch, 0, sizeof scratch);
+    braid_devpipe_job_t job = {
+        .kind = BRAID_DEVPIPE_ALLREDUCE, .in = in, .in_dev = false, .out = NULL, .out_dev = true,
+        .seg_count = 0, .fn = counted_hd,
+    };
+    missing_buffer_steps = 0;
+    job.tmpl.count = count;
+    job.tmpl.esize = 8;
+    job.tmpl.op = unit_op(UNIT_OP_SUM_I64);
+    job.tmpl.exact = true;
+    job.tmpl.scratch = &scratch;
+    void *body_arg[3] = { &job, &pipe, d };
+    inproc_result_t res = inproc_run(1, missing_buffer_body, NULL, body_arg);
+    free(res.stats);
+    braid_devpipe_release(&pipe);
+    braid_scratch_release(&scratch);
+    free(d);
+    free(in);
+    ck_assert_msg(BRAID_ERR_ARG == res.rc && 0 == missing_buffer_steps, "rc %d steps %ld", res.rc,
+                  missing_buffer_steps);
+}
+END_TEST
+
 START_TEST(test_seg_count)
 {
     /* depends on its arguments only: every rank cuts alike */
@@ -538,6 +610,372 @@ START_TEST(test_seg_count)
     ck_assert_uint_eq(braid_devpipe_seg_count(1000, 8, 800), 100);
     ck_assert_uint_eq(braid_devpipe_seg_count(1000, 8, 3), 1);
     ck_assert_uint_eq(braid_devpipe_seg_count(0, 8, 3), 0);
+}
+END_TEST
+
+/* ================================================================== */
+/* braid's CUDA layer on the mock driver                                */
+/* ================================================================== */
+
+/* A fresh driver with two GPUs, nothing current on this thread. */
+static void driver_up(mcu_mode_t mode)
+{
+    mcu_reset(2, mode, 17);
+    ck_assert_msg(braid_cuda_available() && 2 == braid_cuda_device_count(),
+                  "braid did not take the mock driver (a symbol it asks for is not exported?)");
+}
+
+/* the attributes braid asks for, straight from the driver */
+typedef struct raw_attrs {
+    unsigned memtype, managed;
+    void *ctx;
+    int ordinal;
+} raw_attrs_t;
+
+static raw_attrs_t raw_attrs(const void *p)
+{
+    raw_attrs_t a = { 99, 99, (void *)&a, 99 };
+    int attrs[4] = { 2, 8, 1, 9 };   /* MEMORY_TYPE, IS_MANAGED, CONTEXT, DEVICE_ORDINAL */
+    void *data[4] = { &a.memtype, &a.managed, &a.ctx, &a.ordinal };
+    ck_assert_int_eq(mcu_cuPointerGetAttributes(4, attrs, data, (mcu_devptr_t)(uintptr_t)p), 0);
+    return a;
+}
+
+/* braid resolves every entry point by the name CUDA 13's cuda.h binds
+ * (cuMemAlloc_v2, cuCtxPushCurrent_v2, ...): the mock exports only those,
+ * as libcuda.so.1 exports the old 32-bit-size names under the plain ones */
+START_TEST(test_driver_entry_points_by_abi_name)
+{
+    driver_up(MCU_LAZY);
+    ck_assert(braid_cuda_driver_present());
+    ck_assert_ptr_null(mcu_symbol("cuMemAlloc"));
+    ck_assert_ptr_null(mcu_symbol("cuMemcpyDtoHAsync"));
+    ck_assert_ptr_nonnull(mcu_symbol("cuMemcpyDtoHAsync_v2"));
+}
+END_TEST
+
+/* The kinds as driver 580 reports them: plain host memory is MEMORY_TYPE 0
+ * (not HOST) with ordinal -2 and no context, pinned memory HOST, managed
+ * memory DEVICE with IS_MANAGED. Only device and managed memory is "device". */
+START_TEST(test_pointer_kinds_as_the_driver_reports)
+{
+    driver_up(MCU_LAZY);
+    ck_assert_ptr_nonnull(mcu_app_use_device(0));
+    char *host = malloc(64);
+    int stack = 0;
+    void *pinned = NULL;
+    ck_assert_int_eq(mcu_cuMemHostAlloc(&pinned, 4096, 1), 0);
+    char *dev = mcu_app_alloc(MCU_MEM_DEVICE, 0, 4096, false);
+    char *managed = mcu_app_alloc(MCU_MEM_MANAGED, 1, 4096, false);
+    char *unowned = mcu_app_alloc(MCU_MEM_DEVICE, 1, 4096, true);
+
+    raw_attrs_t h = raw_attrs(host), pi = raw_attrs(pinned), m = raw_attrs(managed);
+    ck_assert_msg(0 == h.memtype && 0 == h.managed && NULL == h.ctx && -2 == h.ordinal,
+                  "the mock must answer for host memory as driver 580 does");
+    ck_assert(1 == pi.memtype && NULL != pi.ctx && 0 == pi.ordinal);
+    ck_assert(2 == m.memtype && 1 == m.managed && 1 == m.ordinal);
+
+    bool got[9] = { braid_cuda_is_device_ptr(host), braid_cuda_is_device_ptr(&stack),
+                    braid_cuda_is_device_ptr(NULL), braid_cuda_is_device_ptr(pinned),
+                    braid_cuda_is_device_ptr(dev), braid_cuda_is_device_ptr(dev + 100),
+                    braid_cuda_is_device_ptr(dev + 4095), braid_cuda_is_device_ptr(managed),
+                    braid_cuda_is_device_ptr(unowned) };
+    bool want[9] = { false, false, false, false, true, true, true, true, true };
+    for (int i = 0; i < 9; i++) ck_assert_msg(got[i] == want[i], "pointer %d: device %d", i, got[i]);
+    mcu_cuMemFreeHost(pinned);
+    free(host);
+}
+END_TEST
+
+/* Fill the stack below the caller with a non-zero pattern, so that a
+ * variable read before it is written holds garbage, not a lucky zero. */
+static __attribute__((noinline)) void paint_stack(void)
+{
+    volatile unsigned char junk[16384];
+    for (size_t i = 0; i < sizeof(junk); i++) junk[i] = 0x7f;
+}
+
+/* Defect: with no current context, context_for() read the device ordinal
+ * of a pointer it never queried (uninitialised): cuDeviceGet failed with
+ * "invalid device ordinal" (CUresult 101) and braid_cuda_malloc returned
+ * BRAID_ERR_DEVICE (-5), as test_cuda_device did on the H100. */
+START_TEST(test_no_current_context_uses_device_0)
+{
+    driver_up(MCU_LAZY);
+    void *d = NULL;
+    paint_stack();
+    int rc = braid_cuda_malloc(&d, 4096);
+    ck_assert_msg(BRAID_OK == rc, "braid_cuda_malloc without a current context: rc %d", rc);
+    raw_attrs_t a = raw_attrs(d);
+    ck_assert(2 == a.memtype && 0 == a.ordinal);
+    paint_stack();
+    char host[64] = "to the device";
+    ck_assert_int_eq(braid_cuda_memcpy(d, host, sizeof host), BRAID_OK);
+    braid_cuda_free(d);
+}
+END_TEST
+
+/* Defect: braid retained a device's primary context on every call that
+ * found no current context and never released it: the application could
+ * never tear the context down. One retain per device per process now. */
+START_TEST(test_primary_context_retained_once)
+{
+    driver_up(MCU_LAZY);
+    char host[256] = { 1, 2, 3 };
+    braid_cuda_session_t *s = braid_cuda_session_create();
+    for (int i = 0; i < 50; i++) {
+        void *d = NULL;
+        ck_assert_int_eq(braid_cuda_malloc(&d, sizeof host), BRAID_OK);
+        ck_assert_int_eq(braid_cuda_memcpy(d, host, sizeof host), BRAID_OK);
+        ck_assert_int_eq(braid_cuda_memcpy(host, d, sizeof host), BRAID_OK);
+        braid_device_t dev;
+        ck_assert_int_eq(braid_cuda_session_begin(s, d, &dev), BRAID_OK);
+        braid_cuda_session_end(s);
+        braid_cuda_free(d);
+    }
+    braid_cuda_session_destroy(s);
+    ck_assert_msg(1 == mcu_primary_retains(0) && 0 == mcu_primary_retains(1),
+                  "primary context retains: device 0 %d, device 1 %d", mcu_primary_retains(0),
+                  mcu_primary_retains(1));
+}
+END_TEST
+
+/* Defect: braid_cuda_memcpy from pageable host memory returned when the
+ * driver had staged the bytes, before they reached the device (cuMemcpy
+ * does that); "synchronous" now means the bytes are there on return. */
+START_TEST(test_memcpy_to_device_complete_on_return)
+{
+    driver_up(MCU_LAZY);
+    ck_assert_ptr_nonnull(mcu_app_use_device(1));
+    enum { N = 4099 };
+    unsigned char *host = malloc(N);
+    for (size_t i = 0; i < N; i++) host[i] = unit_byte(3, i);
+    void *d = NULL;
+    ck_assert_int_eq(braid_cuda_malloc(&d, N), BRAID_OK);
+    ck_assert_int_eq(braid_cuda_memcpy(d, host, N), BRAID_OK);
+    ck_assert_msg(0 == memcmp(mcu_peek(d), host, N),
+                  "braid_cuda_memcpy returned before the bytes reached the device");
+    braid_cuda_free(d);
+    free(host);
+}
+END_TEST
+
+/* a failed copy is an error, not a crash (the H100's "cuMemcpy failed:
+ * invalid argument" came from NULL buffers) */
+START_TEST(test_copy_with_null_fails_cleanly)
+{
+    driver_up(MCU_LAZY);
+    char host[8] = { 0 };
+    void *d = NULL;
+    ck_assert_int_eq(braid_cuda_malloc(&d, 8), BRAID_OK);
+    ck_assert_int_eq(braid_cuda_memcpy(NULL, host, 8), BRAID_ERR_DEVICE);
+    ck_assert_int_eq(braid_cuda_memcpy(d, NULL, 8), BRAID_ERR_DEVICE);
+    ck_assert_int_eq(braid_cuda_memcpy(host, (char *)d + 4, 8), BRAID_ERR_DEVICE);   /* past the end */
+    braid_cuda_free(d);
+}
+END_TEST
+
+/* braid's kernels through the driver: every (type, op) pair, against the
+ * CPU kernels, inputs uploaded with braid_cuda_memcpy (no current context:
+ * before the fixes every allocation failed here, as on the H100) */
+START_TEST(test_reduce_kernels_through_the_driver)
+{
+    driver_up(MCU_RANDOM);
+    const size_t n = 1003;
+    braid_cuda_session_t *s = braid_cuda_session_create();
+    int checked = 0;
+    for (int t = 0; t < BRAID_KT_NTYPES; t++) {
+        size_t es = braid_ktype_size((braid_ktype_t)t), bytes = n * es;
+        unsigned char *in = malloc(bytes), *io = malloc(bytes), *got = malloc(bytes);
+        void *din = NULL, *dio = NULL;
+        ck_assert_int_eq(braid_cuda_malloc(&din, bytes), BRAID_OK);
+        ck_assert_int_eq(braid_cuda_malloc(&dio, bytes), BRAID_OK);
+        for (int op = 0; op < BRAID_KOP_NOPS; op++) {
+            braid_kernel_fn_t cpu = braid_kernel_lookup((braid_ktype_t)t, (braid_kop_t)op);
+            if (NULL == cpu) continue;
+            for (size_t i = 0; i < bytes; i++) {
+                in[i] = unit_byte(t, i * 3 + (size_t)op);
+                io[i] = unit_byte(op, i);
+            }
+            if (BRAID_KT_BOOL == t)
+                for (size_t i = 0; i < n; i++) { in[i] &= 1; io[i] &= 1; }
+            ck_assert_int_eq(braid_cuda_memcpy(din, in, bytes), BRAID_OK);
+            ck_assert_int_eq(braid_cuda_memcpy(dio, io, bytes), BRAID_OK);
+            ck_assert_int_eq(braid_cuda_reduce(s, din, dio, n, t, op), BRAID_OK);
+            ck_assert_int_eq(braid_cuda_memcpy(got, dio, bytes), BRAID_OK);
+            cpu(in, io, n);
+            ck_assert_msg(0 == memcmp(got, io, bytes), "%s %s differs", braid_kop_name((braid_kop_t)op),
+                          braid_ktype_name((braid_ktype_t)t));
+            checked++;
+        }
+        braid_cuda_free(din);
+        braid_cuda_free(dio);
+        free(in); free(io); free(got);
+    }
+    braid_cuda_session_destroy(s);
+    ck_assert_int_ge(checked, 90);
+}
+END_TEST
+
+/* Defect: memory that names no context (virtual memory management, pools)
+ * ran in whatever context was current, possibly another GPU's: a kernel
+ * there cannot reach it. It runs in its own device's primary context. */
+START_TEST(test_unowned_memory_runs_on_its_device)
+{
+    driver_up(MCU_LAZY);
+    ck_assert_ptr_nonnull(mcu_app_use_device(0));
+    const size_t n = 64;
+    int32_t *din = mcu_app_alloc(MCU_MEM_DEVICE, 1, n * 4, true);
+    int32_t *dio = mcu_app_alloc(MCU_MEM_DEVICE, 1, n * 4, true);
+    int32_t *in = mcu_poke(din), *io = mcu_poke(dio);
+    for (size_t i = 0; i < n; i++) { in[i] = (int32_t)i; io[i] = 1000; }
+    braid_cuda_session_t *s = braid_cuda_session_create();
+    braid_device_t dev;
+    ck_assert_int_eq(braid_cuda_session_begin(s, din, &dev), BRAID_OK);
+    int ordinal = -1;
+    ck_assert_int_eq(mcu_cuCtxGetDevice(&ordinal), 0);
+    braid_cuda_session_end(s);
+    int rc = braid_cuda_reduce(s, din, dio, n, BRAID_KT_INT32, BRAID_KOP_SUM);
+    braid_cuda_session_destroy(s);
+    const int32_t *got = mcu_peek(dio);
+    ck_assert_msg(1 == ordinal && BRAID_OK == rc && 1000 == got[0] && 1063 == got[63],
+                  "session on device %d (want 1), reduce rc %d", ordinal, rc);
+}
+END_TEST
+
+/* ---- the pipeline through braid's sessions, ranks as threads ---- */
+
+typedef struct drv_run {
+    braid_devpipe_kind_t kind;
+    braid_algo_fn_t fn;
+    size_t count, seg, esize;
+    int P, root;
+    void *in[MAX_P], *out[MAX_P];
+    bool in_dev[MAX_P], out_dev[MAX_P];
+    int rc[MAX_P];
+} drv_run_t;
+
+static int drv_body(braid_comm_t *c, void *p)
+{
+    drv_run_t *R = p;
+    int r = c->rank;
+    braid_scratch_t scratch;
+    memset(&scratch, 0, sizeof scratch);
+    braid_devpipe_t pipe;
+    memset(&pipe, 0, sizeof pipe);
+    braid_devpipe_job_t job = {
+        .kind = R->kind, .in = R->in[r], .in_dev = R->in_dev[r], .out = R->out[r],
+        .out_dev = R->out_dev[r], .seg_count = R->seg, .fn = R->fn, .comm = c,
+    };
+    job.tmpl.count = R->count;
+    job.tmpl.esize = R->esize;
+    job.tmpl.op = unit_op(UNIT_OP_SUM_I64);
+    job.tmpl.exact = true;
+    job.tmpl.root = R->root;
+    job.tmpl.scratch = &scratch;
+    braid_cuda_session_t *s = braid_cuda_session_create();
+    braid_device_t dev;
+    int rc = BRAID_OK;
+    bool any_dev = (R->in[r] && R->in_dev[r]) || (R->out[r] && R->out_dev[r]);
+    if (any_dev) rc = braid_cuda_session_begin(s, R->in[r] && R->in_dev[r] ? R->in[r] : R->out[r], &dev);
+    if (BRAID_OK == rc) rc = braid_devpipe_run(&pipe, any_dev ? &dev : NULL, &job);
+    if (any_dev) braid_cuda_session_end(s);
+    braid_devpipe_release(&pipe);
+    braid_cuda_session_destroy(s);
+    braid_scratch_release(&scratch);
+    R->rc[r] = rc;
+    return rc;
+}
+
+/* Defect: braid's copy streams were non-blocking, so they did not wait for
+ * the application's cuMemcpyHtoD, which from pageable memory returns before
+ * the bytes reach the device: the root's device-to-host copy read the
+ * buffer's old contents (zeros). On the H100: "bcast 4099 bytes np=2 root=1
+ * on host: 4084 wrong" (a host receiver of a device root) and wrong
+ * allreduce values on host/host ranks. */
+START_TEST(test_copies_wait_for_the_applications_upload)
+{
+    driver_up(MCU_LAZY);
+    ck_assert_ptr_nonnull(mcu_app_use_device(0));
+    enum { N = 4099 };
+    unsigned char *pattern = malloc(N), *got = malloc(N);
+    for (size_t i = 0; i < N; i++) pattern[i] = unit_byte(1, i);
+    mcu_devptr_t root_buf = 0;
+    ck_assert_int_eq(mcu_cuMemAlloc(&root_buf, N), 0);
+    ck_assert_int_eq(mcu_cuMemcpyHtoD(root_buf, pattern, N), 0);   /* staged, still queued */
+    drv_run_t R = { .kind = BRAID_DEVPIPE_BCAST, .fn = braid_bcast_binomial, .count = N, .esize = 1,
+                    .P = 2, .root = 0 };
+    R.in[0] = (void *)(uintptr_t)root_buf;
+    R.in_dev[0] = true;
+    R.out[1] = calloc(1, N);   /* the receiver: host memory */
+    inproc_result_t res = inproc_run(2, drv_body, NULL, &R);
+    free(res.stats);
+    size_t wrong = 0;
+    for (size_t i = 0; i < N; i++) wrong += ((unsigned char *)R.out[1])[i] != pattern[i];
+    free(R.out[1]);
+    mcu_cuMemFree(root_buf);
+    free(pattern);
+    free(got);
+    ck_assert_msg(BRAID_OK == res.rc && 0 == wrong, "rc %d, %zu of %d bytes wrong on the host receiver",
+                  res.rc, wrong, N);
+}
+END_TEST
+
+/* test_cuda_device's pipeline run on the mock driver: allreduce with every
+ * rank's buffers on the device or the host, P = 1..4, queues progressing at
+ * random, no current context on any rank's thread */
+START_TEST(test_pipeline_through_sessions)
+{
+    static const braid_algo_fn_t fns[] = { braid_allreduce_ring_chunked,
+                                           braid_allreduce_halving_doubling, braid_allreduce_dbtree };
+    static const size_t segs[] = { 100, 512, 4096, 0 };
+    const size_t count = 3001, bytes = count * 8;
+    driver_up(MCU_RANDOM);
+    int64_t *want = malloc(bytes), *got = malloc(bytes);
+    for (int P = 1; P <= 4; P++) {
+        unit_reference(UNIT_OP_SUM_I64, P, 0, count, want);
+        for (int pattern = 0; pattern < 4; pattern++) {
+            drv_run_t R = { .kind = BRAID_DEVPIPE_ALLREDUCE, .fn = fns[(P + pattern) % 3],
+                            .count = count, .seg = segs[(P * 3 + pattern) % 4], .esize = 8, .P = P };
+            for (int r = 0; r < P; r++) {
+                int kind = (pattern + r) % 4;   /* dev in place, dev/dev, dev/host, host/dev */
+                R.in_dev[r] = kind != 3;
+                R.out_dev[r] = kind != 2;
+                int64_t *h = malloc(bytes);
+                unit_fill(UNIT_OP_SUM_I64, r, h, count);
+                if (R.in_dev[r]) {
+                    ck_assert_int_eq(braid_cuda_malloc(&R.in[r], bytes), BRAID_OK);
+                    ck_assert_int_eq(braid_cuda_memcpy(R.in[r], h, bytes), BRAID_OK);
+                    free(h);
+                } else {
+                    R.in[r] = h;
+                }
+                if (0 == kind) R.out[r] = R.in[r];
+                else if (R.out_dev[r]) ck_assert_int_eq(braid_cuda_malloc(&R.out[r], bytes), BRAID_OK);
+                else R.out[r] = malloc(bytes);
+            }
+            inproc_result_t res = inproc_run(P, drv_body, NULL, &R);
+            free(res.stats);
+            for (int r = 0; r < P; r++) {
+                if (R.out_dev[r]) ck_assert_int_eq(braid_cuda_memcpy(got, R.out[r], bytes), BRAID_OK);
+                else memcpy(got, R.out[r], bytes);
+                ck_assert_msg(BRAID_OK == res.rc && 0 == res.leftover_msgs && 0 == memcmp(got, want, bytes),
+                              "P=%d pattern=%d rank %d: rc %d (rank rc %d), leftover %d, values %s", P,
+                              pattern, r, res.rc, R.rc[r], res.leftover_msgs,
+                              memcmp(got, want, bytes) ? "wrong" : "right");
+                if (R.out[r] != R.in[r]) {
+                    if (R.out_dev[r]) braid_cuda_free(R.out[r]);
+                    else free(R.out[r]);
+                }
+                if (R.in_dev[r]) braid_cuda_free(R.in[r]);
+                else free(R.in[r]);
+            }
+        }
+    }
+    ck_assert_msg(0 == mcu_pending() && 0 == mcu.misdirected, "pending %ld misdirected %ld",
+                  mcu_pending(), mcu.misdirected);
+    free(want);
+    free(got);
 }
 END_TEST
 
@@ -556,8 +994,28 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, test_device_error_reported_no_hang, 0, 2);
     tcase_add_test(tc, test_unsupported_stops_before_copies);
     tcase_add_test(tc, test_pinned_alloc_failure_falls_back);
+    tcase_add_test(tc, test_missing_buffer_refused_not_segfault);
     suite_add_tcase(s, tc);
+
+    TCase *drv = tcase_create("mock driver");
+    tcase_set_timeout(drv, 120);
+    tcase_add_test(drv, test_driver_entry_points_by_abi_name);
+    tcase_add_test(drv, test_pointer_kinds_as_the_driver_reports);
+    tcase_add_test(drv, test_no_current_context_uses_device_0);
+    tcase_add_test(drv, test_primary_context_retained_once);
+    tcase_add_test(drv, test_memcpy_to_device_complete_on_return);
+    tcase_add_test(drv, test_copy_with_null_fails_cleanly);
+    tcase_add_test(drv, test_reduce_kernels_through_the_driver);
+    tcase_add_test(drv, test_unowned_memory_runs_on_its_device);
+    tcase_add_test(drv, test_copies_wait_for_the_applications_upload);
+    tcase_add_test(drv, test_pipeline_through_sessions);
+    suite_add_tcase(s, drv);
     return s;
 }
 
-int main(void) { return unit_run_suite(suite()); }
+int main(void)
+{
+    /* every test forks from here; each brings the mock driver up itself */
+    braid_cuda_set_driver(mcu_symbol);
+    return unit_run_suite(suite());
+}
