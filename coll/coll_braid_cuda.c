@@ -104,7 +104,7 @@ static cuda_state_t *state_of(mca_coll_braid_module_t *m)
 /* Device buffers: stage through pinned slots on this rank's device. With no
  * device to copy with, still take part with placeholder host memory, so
  * that the other ranks' messages are matched, then report the error. */
-static int run_device(mca_coll_braid_module_t *m, braid_devpipe_job_t *job)
+static int run_device(mca_coll_braid_module_t *m, braid_coll_t coll, braid_devpipe_job_t *job)
 {
     cuda_state_t *st = state_of(m);
     braid_device_t dev;
@@ -113,9 +113,9 @@ static int run_device(mca_coll_braid_module_t *m, braid_devpipe_job_t *job)
                                                    &dev);
     if (BRAID_OK == rc) {
         if (cmp()->verbose >= 20)
-            opal_output(0, "braid: cuda: rank %d: device in=%d out=%d, %zu-element segments "
-                        "staged through pinned host memory", m->bcomm.rank, (int)job->in_dev,
-                        (int)job->out_dev, job->seg_count);
+            opal_output(0, "braid: cuda: %s on rank %d: device in=%d out=%d, %zu-element segments "
+                        "staged through pinned host memory", braid_coll_name(coll), m->bcomm.rank,
+                        (int)job->in_dev, (int)job->out_dev, job->seg_count);
         rc = braid_devpipe_run(&st->pipe, &dev, job);
         braid_cuda_session_end(st->session);
         return rc;
@@ -141,7 +141,7 @@ int mca_coll_braid_cuda_run(mca_coll_braid_module_t *m, braid_comm_t *view, brai
     };
     if (!job.in_dev && !job.out_dev) return braid_devpipe_run(NULL, NULL, &job);
 #ifdef BRAID_HAVE_CUDA
-    return run_device(m, &job);
+    return run_device(m, call->coll, &job);
 #else
     (void)m;
     return BRAID_ERR_ARG;   /* unreachable: no device buffers without CUDA */
