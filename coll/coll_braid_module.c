@@ -15,7 +15,6 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
-#include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
 #include "ompi/runtime/mpiruntime.h"
 
@@ -177,17 +176,19 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
 {
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
     const char *why = NULL;
+    uint32_t cid = 0;
     if (c->disabled) why = "UCX is not available";
     else if (OMPI_COMM_IS_INTER(comm)) why = "intercommunicator";
     else if (ompi_comm_size(comm) < 2) why = "fewer than 2 ranks";
-    else if (ompi_comm_get_cid(comm) > BRAID_TAG_MAX_CID_VALUE) why = "context id beyond the tag layout";
+    else if (!mca_coll_braid_comm_cid(comm, &cid)) why = "no context id shared by every rank";
+    else if (cid > BRAID_TAG_MAX_CID_VALUE) why = "context id beyond the tag layout";
     else if (ompi_comm_size(comm) > BRAID_TAG_MAX_RANKS_VALUE) why = "too many ranks for the tag layout";
     else if (ompi_mpi_thread_multiple) why = "MPI_THREAD_MULTIPLE (braid declines every communicator)";
     else if (comm != &ompi_mpi_comm_world.comm && !c->transport_ready) why = "transport not started";
     else if (!all_procs_in_my_job(comm)) why = "processes from another job";
     if (NULL != why) {
         opal_output_verbose(10, c->output, "braid: declining communicator %s (cid %u): %s",
-                            comm->c_name, ompi_comm_get_cid(comm), why);
+                            comm->c_name, mca_coll_braid_comm_id(comm), why);
         return NULL;
     }
 
@@ -249,7 +250,9 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     if (NULL == proc_index) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < P; i++)
         proc_index[i] = (int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid;
-    m->tcomm = braid_ucx_comm_create(ompi_comm_get_cid(comm), ompi_comm_rank(comm), P, proc_index);
+    uint32_t cid = 0;
+    (void)mca_coll_braid_comm_cid(comm, &cid);     /* comm_query checked it */
+    m->tcomm = braid_ucx_comm_create(cid, ompi_comm_rank(comm), P, proc_index);
     int rc = OMPI_ERR_OUT_OF_RESOURCE;
     if (NULL != m->tcomm) {
         braid_ucx_comm_bind(m->tcomm, &m->bcomm);
@@ -262,6 +265,6 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
         m->scratch.allocs_before_failure = (unsigned)c->inject_alloc_failure;
     }
     opal_output_verbose(10, c->output, "braid: enabled on %s (cid %u, np=%d)", comm->c_name,
-                        ompi_comm_get_cid(comm), P);
+                        cid, P);
     return OMPI_SUCCESS;
 }
