@@ -47,7 +47,8 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
         }                                                             \
     } while (0)
 
-static void braid_module_destruct(mca_coll_braid_module_t *m)
+/* let go of the previous modules (idempotent) */
+static void release_prev(mca_coll_braid_module_t *m)
 {
     RELEASE_PREV(m, barrier);
     RELEASE_PREV(m, bcast);
@@ -56,6 +57,11 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     RELEASE_PREV(m, reduce);
     RELEASE_PREV(m, reduce_scatter);
     RELEASE_PREV(m, reduce_scatter_block);
+}
+
+static void braid_module_destruct(mca_coll_braid_module_t *m)
+{
+    release_prev(m);
     braid_ucx_comm_destroy(m->tcomm);
     m->tcomm = NULL;
     mca_coll_braid_cuda_release(m);
@@ -172,6 +178,19 @@ static bool all_procs_in_my_job(ompi_communicator_t *comm)
 
 static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
 
+#if BRAID_OMPI5
+/* Open MPI 5 calls a module's disable when the communicator is freed (once
+ * for each collective it provides, then releases it), so that modules which
+ * hold others - braid holds the previous modules for fallback - let go of
+ * them there, as coll/han does; 4.1 has no such hook and the destructor
+ * does it. Braid runs no collective after this. */
+static int braid_module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    release_prev((mca_coll_braid_module_t *)module);
+    return OMPI_SUCCESS;
+}
+#endif
+
 mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
@@ -196,6 +215,9 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
     if (NULL == m) return NULL;
     *priority = c->priority;
     m->super.coll_module_enable = braid_module_enable;
+#if BRAID_OMPI5
+    m->super.coll_module_disable = braid_module_disable;
+#endif
     m->super.coll_barrier = mca_coll_braid_barrier;
     m->super.coll_bcast = mca_coll_braid_bcast;
     m->super.coll_allreduce = mca_coll_braid_allreduce;
