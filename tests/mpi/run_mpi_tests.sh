@@ -3,8 +3,8 @@
 # against the component in the build tree, each mpirun under a timeout.
 #
 # Environment (set by 'make check'): BRAID_BUILDDIR, BRAID_SRCDIR, OMPI_PKGLIBDIR.
-# Open MPI 5 (PRRTE): the same cases; ORTE-only launcher options in
-# MPI_TEST_MPIRUN_ARGS are mapped to PRRTE's (see below).
+# Open MPI 5 (PRRTE): the same cases, written for ORTE and mapped by
+# mpirun_compat.sh (MCA fields and MPI_TEST_MPIRUN_ARGS alike).
 # Optional: MPI_TEST_TIMEOUT (seconds per mpirun, default 240),
 #           MPI_TEST_FILTER (regex on the case description),
 #           MPI_TEST_LIST (another list file),
@@ -42,45 +42,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_base_warn_component_unused=0
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-# Open MPI 5 launches with PRRTE (PMIx) instead of ORTE: the same cases run
-# with the launcher's options mapped (BRAID_OMPI_MAJOR from 'make check',
-# else mpirun --version)
-ompi_major=${BRAID_OMPI_MAJOR:-$(mpirun --version 2>/dev/null | sed -n 's/.*Open MPI[^0-9]*\([0-9][0-9]*\)\..*/\1/p' | head -n1)}
-prrte=0
-[ "${ompi_major:-4}" -ge 5 ] && prrte=1
-if [ $prrte -eq 1 ]; then
-    # PRRTE hands mca_base_component_path to PMIx in every rank too
-    # (PMIX_MCA_...), which then looks for its own plugins among Open MPI's
-    # and names each one it cannot use; point it back at its own
-    pmix_plugins=$(pkg-config --variable=libdir pmix 2>/dev/null)/pmix
-    if [ -d "$pmix_plugins" ]; then
-        export PMIX_MCA_mca_base_component_path=$pmix_plugins
-    else
-        export PMIX_MCA_mca_base_component_show_load_errors=0
-    fi
-    # Open MPI 5.0's TCP BTL warns about every pair of peers when some
-    # interface has no usable address; one host needs only loopback
-    [ ${#extra_mpirun_args[@]} -eq 0 ] && export OMPI_MCA_btl_tcp_if_include=lo
-    # ORTE's launcher options in MPI_TEST_MPIRUN_ARGS (run_multihost.sh)
-    # have other names under PRRTE
-    mapped=()
-    for ((i = 0; i < ${#extra_mpirun_args[@]}; i++)); do
-        a=${extra_mpirun_args[$i]}
-        next=${extra_mpirun_args[$((i + 1))]:-}
-        if [ "$a" = --mca ] && [[ $next == plm_rsh_* || $next == oob_* ]]; then
-            next=${next/plm_rsh_/plm_ssh_}
-            mapped+=(--prtemca "$next" "${extra_mpirun_args[$((i + 2))]}")
-            i=$((i + 2))
-        elif [ "$a" = --mca ] && [ "$next" = btl ]; then
-            v=${extra_mpirun_args[$((i + 2))]}
-            mapped+=(--mca btl "${v//vader/sm}")
-            i=$((i + 2))
-        else
-            mapped+=("$a")
-        fi
-    done
-    extra_mpirun_args=("${mapped[@]}")
-fi
+# Open MPI 5 launches with PRRTE (PMIx) instead of ORTE: every mpirun
+# command line below is written for ORTE and mapped (mpirun_compat.sh)
+# shellcheck source=tests/mpi/mpirun_compat.sh
+source "$srcdir/tests/mpi/mpirun_compat.sh"
+BRAID_OMPI_MAJOR=$(braid_ompi_major)
+export BRAID_OMPI_MAJOR
+braid_mpirun_env
+# Open MPI 5.0's TCP BTL warns about every pair of peers when some interface
+# has no usable address; one host needs only loopback
+[ "$BRAID_OMPI_MAJOR" -ge 5 ] && [ ${#extra_mpirun_args[@]} -eq 0 ] &&
+    export OMPI_MCA_btl_tcp_if_include=lo
 # sanitizer builds (--enable-sanitizers): Open MPI and UCX leak at exit,
 # so no leak check for MPI jobs (valgrind covers braid's allocations); any
 # other ASan/UBSan report kills the rank and fails the case
@@ -129,8 +101,10 @@ while IFS= read -r line || [ -n "$line" ]; do
         if [ -n "$filter" ] && ! [[ $desc =~ $filter ]]; then continue; fi
         log=$logdir/case$n.log
         start=$(date +%s%N)
+        run_args=(--oversubscribe --bind-to none "${extra_mpirun_args[@]}" "${mca_args[@]}")
+        braid_mpirun_map run_args
         env "${env_prefix[@]}" timeout -k 10 "$case_timeout" \
-            mpirun -np "$np" --oversubscribe --bind-to none "${extra_mpirun_args[@]}" "${mca_args[@]}" \
+            mpirun -np "$np" "${run_args[@]}" \
             "$prog" "${prog_words[@]:1}" </dev/null >"$log" 2>&1
         rc=$?
         ms=$(( ($(date +%s%N) - start) / 1000000 ))
