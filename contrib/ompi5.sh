@@ -7,6 +7,7 @@
 #   contrib/ompi5.sh test           # build, unit tests, MPI test list, multihost cases
 #   contrib/ompi5.sh run CMD...     # setup, copy the tree in, run CMD in the copy
 #   contrib/ompi5.sh shell          # the same with an interactive shell
+#   contrib/ompi5.sh builddir       # print where the build directory is (from here)
 #
 # The root is made once (debootstrap --variant=minbase, then apt-get install
 # of what braid needs; debootstrap itself is installed on this machine when
@@ -19,14 +20,15 @@
 # into the root; they are unmounted on exit, also on failure or interrupt,
 # and a lock keeps two runs from sharing (and unmounting) one root's mounts.
 #
-# The source tree is copied into the root (ROOT/braid/src: the files git
+# The source tree is copied into the root (ROOT/braid/trees/<this tree's
+# path>/src: the files git
 # tracks plus untracked ones it does not ignore, mtimes kept, so make
 # rebuilds only what changed; files deleted here stay there) rather than
 # bind-mounted: the root's own
 # autoconf/automake generate its configure and Makefile.in there, and
 # nothing the host's Autotools made (configure, Makefile.in, build/) is
-# shared with it. The build directory is ROOT/braid/build, visible from the
-# host too (test logs under ROOT/braid/build/tests).
+# shared with it. The build directory is .../build next to it, visible from
+# here too ('ompi5.sh builddir' prints it; test logs under its tests/).
 #
 # Exit status: the command's; 77 where bind mounts are not permitted.
 #
@@ -48,16 +50,19 @@ pkgs=(openmpi-bin libopenmpi-dev libucx-dev check autoconf automake libtool pkg-
 # shellcheck disable=SC2206
 pkgs+=(${BRAID_OMPI5_PKGS:-})
 stamp=$root/.braid-root
-src=/braid/src          # inside the root
-build=/braid/build
+# inside the root, per source tree (checkouts sharing a root keep apart)
+tree=/braid/trees/$(printf '%s' "$top" | tr -c 'A-Za-z0-9._-' '_')
+src=$tree/src
+build=$tree/build
 
 die() { echo "ompi5.sh: $*" >&2; exit 1; }
 say() { echo "ompi5.sh: $*" >&2; }
 
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 [ $# -ge 1 ] || usage 2
 cmd=$1; shift
-case $cmd in setup|build|test|run|shell) ;; -h|--help) usage 0 ;; *) usage 2 ;; esac
+case $cmd in setup|build|test|run|shell) ;; builddir) echo "$root$build"; exit 0 ;;
+-h|--help) usage 0 ;; *) usage 2 ;; esac
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot and bind mounts)"
 
 mounted=()
@@ -201,7 +206,7 @@ ompi_source() {
     echo "$dir"
 }
 
-# copy_tree: the source tree (tracked + untracked, not ignored) into ROOT/braid/src
+# copy_tree: the source tree (tracked + untracked, not ignored) into ROOT$src
 copy_tree() {
     mkdir -p "$root$src" "$root$build"
     if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then

@@ -52,7 +52,7 @@ ompi5=${BRAID_OMPI5:-auto}
 if [ "$ompi5" = 1 ] || { [ "$ompi5" = auto ] && [ "$(id -u)" -eq 0 ]; }; then
     o5_status=0
     o5_start=$SECONDS
-    o5_logs=${BRAID_OMPI5_ROOT:-/var/tmp/braid-trixie}/braid/build/tests
+    o5_logs=$("$top/contrib/ompi5.sh" builddir)/tests
     "$top/contrib/ompi5.sh" test >tests/ompi5.out 2>&1 || o5_status=$?
     grep -E '^ompi5.sh: |^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):|^# (TOTAL|PASS|FAIL)|^mpi tests: |^run_multihost' tests/ompi5.out | tail -n 40
     echo "ompi5: Open MPI 5 pass: exit $o5_status in $((SECONDS - o5_start))s (output: $build/tests/ompi5.out, logs: $o5_logs)"
