@@ -44,13 +44,16 @@
 #endif
 
 /* The context id every rank of comm agrees on (braid's tags carry it);
- * false when there is none that fits 32 bits (5.0: a communicator made
- * from a group, with an extended cid). */
+ * false when there is none that fits 32 bits (5.0: a communicator of more
+ * than one rank made from a group, with an extended cid). */
 static inline bool mca_coll_braid_comm_cid(ompi_communicator_t *comm, uint32_t *cid)
 {
 #if BRAID_OMPI5
-    if (0 != comm->c_contextid.cid_base ||
-        comm->c_contextid.cid_sub.u64 != (uint64_t)ompi_comm_get_local_cid(comm))
+    /* one rank (MPI_COMM_SELF among them): its local index is all there is
+     * to agree on, and no other communicator of this process has it */
+    if (ompi_comm_size(comm) > 1 &&
+        (0 != comm->c_contextid.cid_base ||
+         comm->c_contextid.cid_sub.u64 != (uint64_t)ompi_comm_get_local_cid(comm)))
         return false;
     *cid = ompi_comm_get_local_cid(comm);
 #else
