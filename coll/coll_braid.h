@@ -20,6 +20,7 @@
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/communicator/communicator.h"
+#include "coll_braid_compat.h"
 
 #include "braid_algo.h"
 #include "braid_registry.h"
@@ -32,7 +33,7 @@
 BEGIN_C_DECLS
 
 typedef struct mca_coll_braid_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_base_component_t super;
 
     /* MCA parameters */
     int priority;
@@ -71,7 +72,7 @@ typedef struct mca_coll_braid_component_t {
     bool thread_multiple;
 } mca_coll_braid_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_braid_component_t mca_coll_braid_component;
+BRAID_COMPONENT_DECLSPEC extern mca_coll_braid_component_t mca_coll_braid_component;
 
 /* A reduction bound to braid's callback (coll_braid_op.c). */
 typedef struct mca_coll_braid_op_t {

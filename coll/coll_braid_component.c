@@ -13,7 +13,6 @@
 #include "opal/util/output.h"
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
-#include "ompi/mca/rte/rte.h"
 
 /* MPI_T performance variables: braid's sends counted by whether the peer is
  * on this node (ucx_transport counts them). */
@@ -41,7 +40,7 @@ static int braid_close(void);
 mca_coll_braid_component_t mca_coll_braid_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            BRAID_COLL_BASE_VERSION,
             .mca_component_name = "braid",
             MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
             .mca_open_component = braid_open,

@@ -16,7 +16,6 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
-#include "ompi/mca/rte/rte.h"
 #include "ompi/proc/proc.h"
 #include "ompi/runtime/mpiruntime.h"
 
@@ -49,7 +48,8 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
         }                                                             \
     } while (0)
 
-static void braid_module_destruct(mca_coll_braid_module_t *m)
+/* let go of the previous modules (idempotent) */
+static void release_prev(mca_coll_braid_module_t *m)
 {
     RELEASE_PREV(m, barrier);
     RELEASE_PREV(m, bcast);
@@ -58,6 +58,11 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     RELEASE_PREV(m, reduce);
     RELEASE_PREV(m, reduce_scatter);
     RELEASE_PREV(m, reduce_scatter_block);
+}
+
+static void braid_module_destruct(mca_coll_braid_module_t *m)
+{
+    release_prev(m);
     braid_ucx_comm_destroy(m->tcomm);
     m->tcomm = NULL;
     mca_coll_braid_cuda_release(m);
@@ -208,20 +213,35 @@ static int single_rank_priority(void)
 
 static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
 
+#if BRAID_OMPI5
+/* Open MPI 5 calls a module's disable when the communicator is freed (once
+ * for each collective it provides, then releases it), so that modules which
+ * hold others - braid holds the previous modules for fallback - let go of
+ * them there, as coll/han does; 4.1 has no such hook and the destructor
+ * does it. Braid runs no collective after this. */
+static int braid_module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    release_prev((mca_coll_braid_module_t *)module);
+    return OMPI_SUCCESS;
+}
+#endif
+
 mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
     const char *why = NULL;
+    uint32_t cid = 0;
     if (c->disabled) why = "UCX is not available";
     else if (OMPI_COMM_IS_INTER(comm)) why = "intercommunicator";
     else if (ompi_comm_size(comm) < 2 && !takes_single_rank(comm)) why = "one rank, no CUDA in the job";
-    else if (ompi_comm_get_cid(comm) > BRAID_TAG_MAX_CID_VALUE) why = "context id beyond the tag layout";
+    else if (!mca_coll_braid_comm_cid(comm, &cid)) why = "no context id shared by every rank";
+    else if (cid > BRAID_TAG_MAX_CID_VALUE) why = "context id beyond the tag layout";
     else if (ompi_comm_size(comm) > BRAID_TAG_MAX_RANKS_VALUE) why = "too many ranks for the tag layout";
     else if (comm != &ompi_mpi_comm_world.comm && !c->transport_ready) why = "transport not started";
     else if (!all_procs_in_my_job(comm)) why = "processes from another job";
     if (NULL != why) {
         opal_output_verbose(10, c->output, "braid: declining communicator %s (cid %u): %s",
-                            comm->c_name, ompi_comm_get_cid(comm), why);
+                            comm->c_name, mca_coll_braid_comm_id(comm), why);
         return NULL;
     }
 
@@ -229,6 +249,9 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
     if (NULL == m) return NULL;
     *priority = ompi_comm_size(comm) < 2 ? single_rank_priority() : c->priority;
     m->super.coll_module_enable = braid_module_enable;
+#if BRAID_OMPI5
+    m->super.coll_module_disable = braid_module_disable;
+#endif
     m->super.coll_barrier = mca_coll_braid_barrier;
     m->super.coll_bcast = mca_coll_braid_bcast;
     m->super.coll_allreduce = mca_coll_braid_allreduce;
@@ -283,7 +306,9 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     if (NULL == proc_index) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < P; i++)
         proc_index[i] = (int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid;
-    m->tcomm = braid_ucx_comm_create(ompi_comm_get_cid(comm), ompi_comm_rank(comm), P, proc_index);
+    uint32_t cid = 0;
+    (void)mca_coll_braid_comm_cid(comm, &cid);     /* comm_query checked it */
+    m->tcomm = braid_ucx_comm_create(cid, ompi_comm_rank(comm), P, proc_index);
     int rc = OMPI_ERR_OUT_OF_RESOURCE;
     if (NULL != m->tcomm) {
         braid_ucx_comm_bind(m->tcomm, &m->bcomm);
@@ -296,6 +321,6 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
         m->scratch.allocs_before_failure = (unsigned)c->inject_alloc_failure;
     }
     opal_output_verbose(10, c->output, "braid: enabled on %s (cid %u, np=%d)", comm->c_name,
-                        ompi_comm_get_cid(comm), P);
+                        cid, P);
     return OMPI_SUCCESS;
 }

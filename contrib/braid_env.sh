@@ -48,6 +48,15 @@ braid_env_setup() {
     elif [[ -n $compdir ]]; then
         how="-p"
     fi
+    # Open MPI 5 with Debian's PMIx: ranks get PMIx's own plugin directory
+    # as their component path unless it is in the environment (configure.ac
+    # says why), so name Open MPI's explicitly
+    if [[ -z $compdir && -z ${OMPI_MCA_mca_base_component_path:-} && -n $pkglibdir ]] &&
+        mpirun --version 2>/dev/null | grep -q 'Open MPI[^0-9]*[5-9]\.'; then
+        base=$pkglibdir
+        [[ -d $HOME/.openmpi/components ]] && base="$base:$HOME/.openmpi/components"
+        export OMPI_MCA_mca_base_component_path=$base
+    fi
     if [[ -n $compdir ]]; then
         compdir=$(cd "$compdir" 2>/dev/null && pwd) || { echo "no directory ${1:-}" >&2; return 1; }
         # (a directory in this path that does not exist hides the ones after it)

@@ -9,7 +9,10 @@ build=${1:-${BUILD_DIR:-$top/build}}
 # shellcheck disable=SC2086
 "$top/contrib/install_deps.sh" ${BRAID_EXTRA_DEPS:-}
 cd "$top"
-[ -x configure ] || ./autogen.sh >/dev/null
+# (again when configure.ac or Makefile.am changed since)
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+    ./autogen.sh >/dev/null 2>&1
+fi
 mkdir -p "$build"
 cd "$build"
 # shellcheck disable=SC2086

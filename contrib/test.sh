@@ -8,7 +8,8 @@
 #   BUILD_DIR=... contrib/test.sh
 # Then the same unit and MPI tests again in a second build directory
 # configured with --enable-sanitizers (ASan + UBSan; SAN_BUILD_DIR, default
-# build-san; SANITIZERS=0 skips it).
+# build-san; SANITIZERS=0 skips it), and as root once more against Open MPI
+# 5.0 in a Debian 13 root (contrib/ompi5.sh; BRAID_OMPI5=0 skips it).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
@@ -40,6 +41,24 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
     (cd "$san" && { [ -f Makefile ] || "$top/configure" -q --enable-sanitizers ${CONFIGURE_ARGS:-}; } &&
         make -j"${JOBS:-2}" >/dev/null &&
         make -j1 check TESTS="\$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh") || status=1
+fi
+# Open MPI 5 pass (contrib/ompi5.sh): the same unit and MPI tests, and the
+# multihost cases unless BRAID_MULTIHOST=0, built against Open MPI 5.0 in a
+# Debian 13 root made with debootstrap the first time and reused
+# (BRAID_OMPI5_ROOT, default /var/tmp/braid-trixie); no sanitizer build
+# there. BRAID_OMPI5=1 always, 0 never, auto (default) when root. A sandbox
+# that cannot bind-mount makes it a SKIP.
+ompi5=${BRAID_OMPI5:-auto}
+if [ "$ompi5" = 1 ] || { [ "$ompi5" = auto ] && [ "$(id -u)" -eq 0 ]; }; then
+    o5_status=0
+    o5_start=$SECONDS
+    o5_logs=$("$top/contrib/ompi5.sh" builddir)/tests
+    "$top/contrib/ompi5.sh" test >tests/ompi5.out 2>&1 || o5_status=$?
+    grep -E '^ompi5.sh: |^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):|^# (TOTAL|PASS|FAIL)|^mpi tests: |^run_multihost' tests/ompi5.out | tail -n 40
+    echo "ompi5: Open MPI 5 pass: exit $o5_status in $((SECONDS - o5_start))s (output: $build/tests/ompi5.out, logs: $o5_logs)"
+    # its unit and MPI logs count in the summary below (77: skipped, none)
+    [ $o5_status -ne 77 ] && [ -d "$o5_logs" ] && logdirs+=("$o5_logs")
+    [ $o5_status -eq 0 ] || [ $o5_status -eq 77 ] || status=$o5_status
 fi
 # one summary line over every test program (Check and the MPI runner)
 passed=0 failed=0

@@ -139,8 +139,15 @@ launch=(--hostfile "$tmp/hostfile" --mca plm_rsh_agent "$tmp/agent" --mca plm_rs
 
 # --- sanity: one rank per slot, each host its own hostname and boot id ----
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# launch is written for ORTE (Open MPI 4.1); under PRRTE (5.0) the agent is
+# plm_ssh_agent and so on (the cases below are mapped by run_mpi_tests.sh)
+# shellcheck source=tests/mpi/mpirun_compat.sh
+source "$srcdir/tests/mpi/mpirun_compat.sh"
+braid_mpirun_env
+sanity_launch=("${launch[@]}")
+braid_mpirun_map sanity_launch
 # shellcheck disable=SC2016 # expanded by the ranks' shell
-names=$(timeout -k 5 60 mpirun -np "$np" "${launch[@]}" \
+names=$(timeout -k 5 60 mpirun -np "$np" "${sanity_launch[@]}" \
             sh -c 'echo "$(hostname) $(cat /proc/sys/kernel/random/boot_id)"' \
             2>"$tmp/hostname.err" | sort | uniq -c)
 echo "# ranks per host (and its boot id):"; echo "$names" | sed 's/^/#   /'
