@@ -35,6 +35,7 @@
 #include "mock_cuda_driver.h"
 #include "braid_cuda.h"
 #include "braid_devpipe.h"
+#include "unit_cuda_session.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -861,8 +862,6 @@ static int drv_body(braid_comm_t *c, void *p)
     int r = c->rank;
     braid_scratch_t scratch;
     memset(&scratch, 0, sizeof scratch);
-    braid_devpipe_t pipe;
-    memset(&pipe, 0, sizeof pipe);
     braid_devpipe_job_t job = {
         .kind = R->kind, .in = R->in[r], .in_dev = R->in_dev[r], .out = R->out[r],
         .out_dev = R->out_dev[r], .seg_count = R->seg, .fn = R->fn, .comm = c,
@@ -873,16 +872,7 @@ static int drv_body(braid_comm_t *c, void *p)
     job.tmpl.exact = true;
     job.tmpl.root = R->root;
     job.tmpl.scratch = &scratch;
-    braid_cuda_session_t *s = braid_cuda_session_create();
-    braid_device_t dev;
-    int rc = BRAID_OK;
-    bool any_dev = (R->in[r] && R->in_dev[r]) || (R->out[r] && R->out_dev[r]);
-    if (any_dev) rc = braid_cuda_session_begin(s, R->in[r] && R->in_dev[r] ? R->in[r] : R->out[r], &dev);
-    if (BRAID_OK == rc) rc = braid_devpipe_run(&pipe, any_dev ? &dev : NULL, &job);
-    if (any_dev) braid_cuda_session_end(s);
-    braid_devpipe_release(&pipe);
-    braid_cuda_session_destroy(s);
-    braid_scratch_release(&scratch);
+    int rc = unit_cuda_session_run(&job);
     R->rc[r] = rc;
     return rc;
 }
