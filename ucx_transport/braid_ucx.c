@@ -133,7 +133,7 @@ static ucs_status_t create_worker(void)
     ucp_worker_params_t wparams;
     memset(&wparams, 0, sizeof(wparams));
     wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = g.mt && !g.lock_worker ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+    wparams.thread_mode = !g.mt ? UCS_THREAD_MODE_SINGLE : g.lock_worker ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_MULTI;
     ucs_status_t st = ucp_worker_create(g.context, &wparams, &g.worker);
     if (UCS_OK != st || UCS_THREAD_MODE_MULTI != wparams.thread_mode) return st;
     ucp_worker_attr_t attr;
