@@ -9,7 +9,7 @@
  * argument normalisation, fallback), the one dispatch below them (dispatch:
  * choose, trace, view, run), datatypes and ops, device buffers (cuda) and
  * node grouping (topo). The glue calls only down: into the algorithms
- * through the registry (core/braid_registry.h), the core engines and
+ * through the registry (libbraid/braid_registry.h), the core engines and
  * patterns, the selection table and the UCX transport.
  */
 #ifndef MCA_COLL_BRAID_H

@@ -1,7 +1,7 @@
 /*
  * coll_braid_cuda.c - device (CUDA) buffers in the glue: detect them, run
  * an algorithm segment by segment through the staging pipeline
- * (core/engines/braid_devpipe.h) for the dispatch, and give the previous
+ * (libbraid/engines/braid_devpipe.h) for the dispatch, and give the previous
  * module host copies when braid hands a call on.
  *
  * Rank consistency: whether and how a message is cut into segments depends

@@ -10,10 +10,10 @@
  *     -> run: the algorithm once on host buffers, or segment by segment
  *        through the staging pipeline (coll_braid_cuda.c) when a buffer is
  *        on a GPU or the job cuts messages into segments
- *   -> algorithm (core/algo/, found in the registry) -> transport (UCX)
+ *   -> algorithm (libbraid/algo/, found in the registry) -> transport (UCX)
  *
  * Nothing below calls back up: the pipeline and the node-order layouts are
- * core engines (core/engines/, core/patterns/) handed the algorithm's
+ * core engines (libbraid/engines/, libbraid/patterns/) handed the algorithm's
  * function. Every decision depends only on what MPI requires to match
  * across ranks (communicator, root, op, count x type size), so every rank
  * takes the same path.

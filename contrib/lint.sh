@@ -8,8 +8,8 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 command -v cppcheck >/dev/null || "$top/contrib/install_deps.sh" cppcheck
-srcs=(coll/*.c core/*.c core/algo/*.c core/engines/*.c core/patterns/*.c core/kernels/*.c ucx_transport/*.c selection/*.c)
-inc=(-I core -I core/patterns -I core/engines -I core/kernels -I ucx_transport -I selection)
+srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/patterns/*.c libbraid/kernels/*.c ucx_transport/*.c selection/*.c)
+inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/kernels -I ucx_transport -I selection)
 ompi_inc=()
 for d in $(mpicc --showme:incdirs 2>/dev/null); do ompi_inc+=(-I "$d"); done
 ucx_inc=($(pkg-config --cflags ucx 2>/dev/null))
@@ -22,7 +22,7 @@ status=0
 #    members are harmless.
 out=$(cppcheck -q --enable=warning,style,performance,portability --std=c11 --inline-suppr \
     --error-exitcode=0 "${inc[@]}" --suppress=missingIncludeSystem --suppress=missingInclude \
-    --suppress=unusedStructMember:core/engines/ring_pipeline.c \
+    --suppress=unusedStructMember:libbraid/engines/ring_pipeline.c \
     "${srcs[@]}" 2>&1)
 if [ -n "$out" ]; then
     echo "$out"
@@ -40,7 +40,7 @@ fi
 #    allocation itself.
 #  - reduce_scatter_halving_doubling.c -Wanalyzer-null-argument: the reported
 #    path needs holder != r at the end after holder == r earlier (r != r).
-allowed='coll/coll_braid_module.c:.*-Wanalyzer-malloc-leak|core/algo/reduce_scatter_halving_doubling.c:.*-Wanalyzer-null-argument'
+allowed='coll/coll_braid_module.c:.*-Wanalyzer-malloc-leak|libbraid/algo/reduce_scatter_halving_doubling.c:.*-Wanalyzer-null-argument'
 fails=0
 for f in "${srcs[@]}"; do
     extra=()

@@ -1,7 +1,7 @@
 /*
  * braid_model.c - the cost model the built-in selection table (braid_table.c)
  * was derived from: each algorithm's alpha-beta-gamma cost, defined next to
- * its steps and bytes in core/algo/ (constants in core/braid_cost.h), read
+ * its steps and bytes in libbraid/algo/ (constants in libbraid/braid_cost.h), read
  * through the registry.
  */
 #include "braid_select.h"

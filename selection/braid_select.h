@@ -3,7 +3,7 @@
  * the communicator size and the message size, the rules files that override
  * it, and the cost model it was derived from. Pure C: no Open MPI, no UCX.
  *
- * Algorithm ids and names come from the registry (core/braid_registry.h);
+ * Algorithm ids and names come from the registry (libbraid/braid_registry.h);
  * id 0 is always "auto" (ask the table).
  */
 #ifndef BRAID_SELECT_H

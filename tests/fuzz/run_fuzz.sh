@@ -19,11 +19,11 @@ mkdir -p "$dir" "$corpus"
 
 bin=$dir/fuzz_rules
 $CC -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$top/core" -I"$top/core/patterns" -I"$top/core/engines" -I"$top/core/kernels" \
+    -I"$top/libbraid" -I"$top/libbraid/patterns" -I"$top/libbraid/engines" -I"$top/libbraid/kernels" \
     -I"$top/ucx_transport" -I"$top/selection" \
     "$here/fuzz_rules.c" "$top"/selection/*.c \
-    "$top"/core/*.c "$top"/core/algo/*.c "$top"/core/engines/*.c "$top"/core/patterns/*.c \
-    "$top"/core/kernels/*.c -lm \
+    "$top"/libbraid/*.c "$top"/libbraid/algo/*.c "$top"/libbraid/engines/*.c "$top"/libbraid/patterns/*.c \
+    "$top"/libbraid/kernels/*.c -lm \
     -o "$bin"
 
 # Seed corpus: every rules line from selection/RULES.md's examples and the

@@ -51,7 +51,7 @@
 #define COLL BRAID_COLL_ALLREDUCE
 
 /* The algorithms that document BRAID_ERR_UNSUPPORTED for a non-commutative
- * op, and when (the header of their file in core/algo/); every other one
+ * op, and when (the header of their file in libbraid/algo/); every other one
  * must keep the rank order. */
 static bool refuses_noncommutative(int alg, int P, bool exact)
 {

@@ -33,7 +33,7 @@
 #define COLL BRAID_COLL_REDUCE_SCATTER
 
 /* The algorithms that document BRAID_ERR_UNSUPPORTED for a non-commutative
- * op, and when (the header of their file in core/algo/). */
+ * op, and when (the header of their file in libbraid/algo/). */
 static bool refuses_noncommutative(int alg, int P)
 {
     return BRAID_REDUCE_SCATTER_RING == alg && P > 1;

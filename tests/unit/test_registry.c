@@ -1,6 +1,6 @@
 /*
- * test_registry.c - the rows of core/braid_registry.h and the look-ups of
- * core/braid_registry.c, for every collective:
+ * test_registry.c - the rows of libbraid/braid_registry.h and the look-ups of
+ * libbraid/braid_registry.c, for every collective:
  *
  *  - ids: 1..braid_alg_count(coll)-1 are algorithms, equal to the
  *    BRAID_<COLL>_NALGS enums, at most BRAID_MAX_ALGS with "auto"; id 0,

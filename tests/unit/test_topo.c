@@ -1,5 +1,5 @@
 /*
- * test_topo.c - node grouping and communicator views (core/patterns/
+ * test_topo.c - node grouping and communicator views (libbraid/patterns/
  * braid_topo.c) over the in-process transport.
  *
  *  - grouping: for P = 1..64 and cyclic (--map-by node), block, reversed
