@@ -82,9 +82,12 @@ for log in $(find "${logdirs[@]}" -name '*.log' ! -name 'test-suite.log' | sort 
 done
 if [ $status -ne 0 ]; then
     echo "--- failing test logs ---"
-    grep -l -E "FAIL|not ok" $(find "${logdirs[@]}" -name '*.log' | sort -u) 2>/dev/null | head -5 | while read -r f; do
-        echo "== $f"; grep -E "FAIL|not ok|Failures: [1-9]|Errors: [1-9]|^#" "$f" | head -40
-    done
+    # (|| true: a grep that finds nothing, or head closing the pipe, must
+    # not end the script before the summary line under set -e / pipefail)
+    { grep -l -E "^FAIL|^not ok|Failures: [1-9]|Errors: [1-9]" $(find "${logdirs[@]}" -name '*.log' | sort -u) 2>/dev/null || true; } |
+        head -5 | while read -r f; do
+            echo "== $f"; grep -E "^FAIL|^not ok|Failures: [1-9]|Errors: [1-9]" "$f" | head -40 || true
+        done || true
 fi
 echo "braid tests: $passed passed, $failed failed"
 exit $status
