@@ -41,8 +41,12 @@ for ((rep = 1; rep <= reps; rep++)); do
     done
 done
 python3 - "$raw" "${names[@]}" <<'PY'
-import csv, statistics, sys
+import csv, sys
 from collections import defaultdict
+
+def median(v):   # python3-minimal (the Debian 13 root) has no statistics module
+    v = sorted(v)
+    return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
 names = sys.argv[2:]
 d = defaultdict(list)
 for row in csv.reader(open(sys.argv[1])):
@@ -52,7 +56,7 @@ print("| coll | size | " + " | ".join(f"{n} p50 us" for n in names) + " | "
       + " | ".join(f"{n}/{names[0]}" for n in names[1:]) + " |")
 print("| --- | ---: |" + " ---: |" * (2 * len(names) - 1))
 for c, s in keys:
-    m = [statistics.median(d[(c, s, n)]) if d[(c, s, n)] else float("nan") for n in names]
+    m = [median(d[(c, s, n)]) if d[(c, s, n)] else float("nan") for n in names]
     print(f"| {c} | {s} | " + " | ".join(f"{x:.2f}" for x in m) + " | "
           + " | ".join(f"{x / m[0]:.2f}" for x in m[1:]) + " |")
 PY
