@@ -61,10 +61,16 @@ typedef struct braid_stats {
     uint64_t bytes_sent;
 } braid_stats_t;
 
+struct braid_shm;
+
 /* A communicator as an algorithm sees it. */
 typedef struct braid_comm {
     const braid_transport_ops_t *ops;
     void *state;          /* the transport's per-communicator state */
+    /* the node's shared-memory segment (libbraid/shm/braid_shm.h) when
+     * every rank is on one node and the segment is set up on all of them;
+     * NULL otherwise. Only the *_shm algorithms read it. */
+    struct braid_shm *shm;
     int rank;
     int size;
     braid_stats_t stats;  /* counted by braid_isend(), read by tests */

@@ -48,19 +48,23 @@ enum {
     BRAID_OPT_TREE_CHUNK = 1u << 1, /* params.chunk_bytes: tree pipeline chunk
                                        (coll_braid_dbtree_chunk_size) */
     BRAID_OPT_BASE = 1u << 2,       /* params.bcube_base (coll_braid_bcube_base) */
-    BRAID_OPT_HIER = 1u << 3        /* needs a->hier: the node and leader views */
+    BRAID_OPT_HIER = 1u << 3,       /* needs a->hier: the node and leader views */
+    BRAID_OPT_SHM = 1u << 4         /* needs c->shm: the node's shared-memory segment,
+                                       and one rank's bytes within its slot */
 };
 
 #define BRAID_BARRIER_ALGORITHMS(X)                                               \
     X(BARRIER, barrier, ALL_TO_ALL, all_to_all, BRAID_OPT_NONE)                   \
     X(BARRIER, barrier, ALL_TO_ONE, all_to_one, BRAID_OPT_NONE)                   \
-    X(BARRIER, barrier, DISSEMINATION, dissemination, BRAID_OPT_NONE)
+    X(BARRIER, barrier, DISSEMINATION, dissemination, BRAID_OPT_NONE)             \
+    X(BARRIER, barrier, SHM, shm, BRAID_OPT_SHM)
 
 #define BRAID_BCAST_ALGORITHMS(X)                                                 \
     X(BCAST, bcast, ONE_TO_ALL, one_to_all, BRAID_OPT_NONE)                       \
     X(BCAST, bcast, BINOMIAL, binomial, BRAID_OPT_NONE)                           \
     X(BCAST, bcast, SCATTER_ALLGATHER, scatter_allgather, BRAID_OPT_NONE)         \
-    X(BCAST, bcast, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)
+    X(BCAST, bcast, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                         \
+    X(BCAST, bcast, SHM, shm, BRAID_OPT_SHM)
 
 #define BRAID_ALLREDUCE_ALGORITHMS(X)                                             \
     X(ALLREDUCE, allreduce, RING, ring, BRAID_OPT_NONE)                           \
@@ -69,11 +73,13 @@ enum {
     X(ALLREDUCE, allreduce, BCUBE, bcube, BRAID_OPT_BASE)                         \
     X(ALLREDUCE, allreduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                 \
     X(ALLREDUCE, allreduce, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE) \
-    X(ALLREDUCE, allreduce, HIERARCHICAL, hierarchical, BRAID_OPT_HIER)
+    X(ALLREDUCE, allreduce, HIERARCHICAL, hierarchical, BRAID_OPT_HIER)           \
+    X(ALLREDUCE, allreduce, SHM, shm, BRAID_OPT_SHM)
 
 #define BRAID_REDUCE_ALGORITHMS(X)                                                \
     X(REDUCE, reduce, BINOMIAL, binomial, BRAID_OPT_NONE)                         \
-    X(REDUCE, reduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)
+    X(REDUCE, reduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                       \
+    X(REDUCE, reduce, SHM, shm, BRAID_OPT_SHM)
 
 #define BRAID_REDUCE_SCATTER_ALGORITHMS(X)                                        \
     X(REDUCE_SCATTER, reduce_scatter, RING, ring, BRAID_OPT_CHUNK)                \
@@ -81,7 +87,8 @@ enum {
 
 #define BRAID_ALLGATHER_ALGORITHMS(X)                                             \
     X(ALLGATHER, allgather, RING, ring, BRAID_OPT_CHUNK)                          \
-    X(ALLGATHER, allgather, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE)
+    X(ALLGATHER, allgather, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE) \
+    X(ALLGATHER, allgather, SHM, shm, BRAID_OPT_SHM)
 
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \
@@ -102,7 +109,7 @@ enum { BRAID_ALLGATHER_AUTO_ = 0, BRAID_ALLGATHER_ALGORITHMS(BRAID_REGISTRY_ID)
        BRAID_ALLGATHER_NALGS };
 
 /* The most algorithms any collective has, "auto" included. */
-#define BRAID_MAX_ALGS 8
+#define BRAID_MAX_ALGS 10
 
 /* Estimated microseconds of one call on P ranks with S message bytes
  * (selection/RULES.md says what S is per collective), or a negative value

@@ -10,6 +10,7 @@
 #define BRAID_SELECT_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +82,19 @@ const braid_rule_t *braid_table_find(const braid_table_t *t, braid_coll_t coll,
  * coll and comm_size >= 1 (alg 0 only for an invalid coll). */
 braid_choice_t braid_select(braid_coll_t coll, int comm_size, size_t msg_bytes,
                             int forced_alg, const braid_table_t *user);
+
+/* The same on a communicator whose shared-memory segment can carry this
+ * call (shm true): the shm algorithms (BRAID_OPT_SHM) become choices - a
+ * forced one, a user row naming one, and the built-in shm rows, which come
+ * before the built-in table. With shm false a forced or user choice of a
+ * shm algorithm falls through to the next source, so a communicator
+ * without a segment (several nodes, set-up failed, message larger than a
+ * slot) always gets a message algorithm; braid_select() is shm false. */
+braid_choice_t braid_select_on(braid_coll_t coll, int comm_size, size_t msg_bytes,
+                               int forced_alg, const braid_table_t *user, bool shm);
+
+/* The built-in rows of the shared-memory tier (braid_select_on). */
+const braid_table_t *braid_table_builtin_shm(void);
 
 /* Write t in the rules-file syntax, one row per line, with a header comment
  * naming t->source; braid_rules_parse_* reads it back into the same rows. */

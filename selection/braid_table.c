@@ -156,23 +156,53 @@ static const char builtin_rules[] =
     "allgather      9-inf       0-16K-1         recursive_doubling\n"
     "allgather      9-inf       16K-inf         ring\n";
 
-static braid_table_t builtin;
+/* Where the shared-memory tier takes over on a communicator that has a
+ * segment (every rank on one node, set up after a few calls: coll/
+ * coll_braid_shm.c): the sizes up to which the shm algorithms beat the
+ * message algorithms above, measured at np=2 on the 2-core machine (README
+ * "Shared-memory tier") and, for larger P, kept below the sizes where one
+ * rank reading P slots (allreduce, allgather) costs more than the message
+ * algorithms' log P steps. A size above a segment's slot
+ * (coll_braid_shm_slot_size) falls back to the table above. */
+static const char builtin_shm_rules[] =
+    "# collective   comm_size   msg_size        algorithm\n"
+    "barrier        1-64        *               shm\n"
+    "bcast          1-64        0-8K            shm\n"
+    "allreduce      1-8         0-4K            shm\n"
+    "allreduce      9-64        0-2K            shm\n"
+    "reduce         1-64        0-8K            shm\n"
+    "allgather      1-8         0-2K            shm\n"
+    "allgather      9-64        0-512           shm\n";
+
+static braid_table_t builtin, builtin_shm;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void parse_builtin(const char *text, const char *name, braid_table_t *t)
+{
+    char err[512];
+    if (0 != braid_rules_parse_string(text, name, t, err, sizeof err)) {
+        /* a defect in the text above; the unit tests catch it */
+        fprintf(stderr, "braid: %s selection table: %s\n", name, err);
+        memset(t, 0, sizeof *t);
+    }
+}
 
 static void builtin_init(void)
 {
-    char err[512];
-    if (0 != braid_rules_parse_string(builtin_rules, "built-in", &builtin, err, sizeof err)) {
-        /* a defect in the text above; the unit tests catch it */
-        fprintf(stderr, "braid: built-in selection table: %s\n", err);
-        memset(&builtin, 0, sizeof builtin);
-    }
+    parse_builtin(builtin_rules, "built-in", &builtin);
+    parse_builtin(builtin_shm_rules, "built-in shm", &builtin_shm);
 }
 
 const braid_table_t *braid_table_builtin(void)
 {
     pthread_once(&builtin_once, builtin_init);
     return &builtin;
+}
+
+const braid_table_t *braid_table_builtin_shm(void)
+{
+    pthread_once(&builtin_once, builtin_init);
+    return &builtin_shm;
 }
 
 /* Free the parsed built-in table when the library is unloaded (Open MPI
@@ -182,6 +212,7 @@ const braid_table_t *braid_table_builtin(void)
 __attribute__((destructor)) static void builtin_fini(void)
 {
     braid_table_free(&builtin);
+    braid_table_free(&builtin_shm);
 }
 
 const braid_rule_t *braid_table_find(const braid_table_t *t, braid_coll_t coll, int comm_size,
@@ -197,25 +228,39 @@ const braid_rule_t *braid_table_find(const braid_table_t *t, braid_coll_t coll, 
     return NULL;
 }
 
-static int valid_alg(braid_coll_t coll, int alg)
+/* alg is an algorithm of coll that can run: the shm ones only where the
+ * communicator has a segment that holds the message */
+static int valid_alg(braid_coll_t coll, int alg, bool shm)
 {
-    return NULL != braid_algorithm(coll, alg);
+    const braid_algorithm_t *a = braid_algorithm(coll, alg);
+    return NULL != a && (shm || !(a->options & BRAID_OPT_SHM));
 }
 
 braid_choice_t braid_select(braid_coll_t coll, int comm_size, size_t msg_bytes, int forced_alg,
                             const braid_table_t *user)
 {
+    return braid_select_on(coll, comm_size, msg_bytes, forced_alg, user, false);
+}
+
+braid_choice_t braid_select_on(braid_coll_t coll, int comm_size, size_t msg_bytes, int forced_alg,
+                               const braid_table_t *user, bool shm)
+{
     braid_choice_t none = { BRAID_ALG_AUTO, { 0, 0 } };
     if (NULL == braid_alg_names(coll)) return none;
-    if (valid_alg(coll, forced_alg)) {
+    if (valid_alg(coll, forced_alg, shm)) {
         braid_choice_t c = { forced_alg, { 0, 0 } };
         return c;
     }
     const braid_rule_t *u = braid_table_find(user, coll, comm_size, msg_bytes);
-    if (u && valid_alg(coll, u->choice.alg)) return u->choice;
+    if (u && valid_alg(coll, u->choice.alg, shm)) return u->choice;
 
-    const braid_rule_t *b = braid_table_find(braid_table_builtin(), coll, comm_size, msg_bytes);
-    braid_choice_t c = b && valid_alg(coll, b->choice.alg) ? b->choice
+    const braid_rule_t *b = NULL;
+    if (shm) {
+        b = braid_table_find(braid_table_builtin_shm(), coll, comm_size, msg_bytes);
+        if (b && !u) return b->choice;
+    }
+    b = braid_table_find(braid_table_builtin(), coll, comm_size, msg_bytes);
+    braid_choice_t c = b && valid_alg(coll, b->choice.alg, false) ? b->choice
                                                            : (braid_choice_t){ 1, { 0, 0 } };
     if (u) { /* an auto row: the built-in algorithm with the row's options */
         if (u->choice.params.chunk_bytes) c.params.chunk_bytes = u->choice.params.chunk_bytes;

@@ -228,18 +228,26 @@ static const unit_contract_t contracts[BRAID_ALLREDUCE_NALGS] = {
 
 /* ---------------- the hierarchical allreduce: node views ---------------- */
 
+/* The v-th (cyclically) algorithm of coll that runs on messages alone:
+ * neither hierarchical itself nor needing a shared-memory segment, which
+ * these views do not have. */
+static int message_alg(braid_coll_t coll, int v)
+{
+    int n = 0, ids[BRAID_MAX_ALGS];
+    for (int alg = 1; alg < braid_alg_count(coll); alg++)
+        if (!unit_alg_has(coll, alg, BRAID_OPT_HIER | BRAID_OPT_SHM)) ids[n++] = alg;
+    return ids[v % n];
+}
+
 /* The phase algorithms of variant v, rotating through the registry: a
  * reduce, an allreduce that does not itself need views, a bcast. */
 static braid_hier_t phases(int v)
 {
-    int nleaders = 0, leaders[BRAID_MAX_ALGS];
-    for (int alg = 1; alg < braid_alg_count(COLL); alg++)
-        if (!unit_alg_has(COLL, alg, BRAID_OPT_HIER)) leaders[nleaders++] = alg;
     braid_hier_t h;
     memset(&h, 0, sizeof(h));
-    h.node_reduce = braid_algorithm(BRAID_COLL_REDUCE, 1 + v % (braid_alg_count(BRAID_COLL_REDUCE) - 1))->run;
-    h.node_bcast = braid_algorithm(BRAID_COLL_BCAST, 1 + v % (braid_alg_count(BRAID_COLL_BCAST) - 1))->run;
-    h.leaders_allreduce = braid_algorithm(COLL, leaders[v % nleaders])->run;
+    h.node_reduce = braid_algorithm(BRAID_COLL_REDUCE, message_alg(BRAID_COLL_REDUCE, v))->run;
+    h.node_bcast = braid_algorithm(BRAID_COLL_BCAST, message_alg(BRAID_COLL_BCAST, v))->run;
+    h.leaders_allreduce = braid_algorithm(COLL, message_alg(COLL, v))->run;
     h.node_bcast_params.chunk_bytes = v % 2 ? 64 : 0;
     return h;
 }

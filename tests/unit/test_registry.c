@@ -109,7 +109,8 @@ END_TEST
 START_TEST(option_keys)
 {
     braid_coll_t coll = (braid_coll_t)_i;
-    const unsigned known = BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK | BRAID_OPT_BASE | BRAID_OPT_HIER;
+    const unsigned known = BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK | BRAID_OPT_BASE | BRAID_OPT_HIER |
+                           BRAID_OPT_SHM;
     for (int id = 1; id < braid_alg_count(coll); id++) {
         const braid_algorithm_t *A = braid_algorithm(coll, id);
         unsigned o = A->options;
@@ -124,7 +125,10 @@ START_TEST(option_keys)
         if (o & BRAID_OPT_HIER)
             ck_assert_msg(BRAID_COLL_ALLREDUCE == coll && 0 == strcmp(what, "hierarchical"),
                           "%s %s: BRAID_OPT_HIER", braid_coll_name(coll), what);
-        if (BRAID_COLL_BARRIER == coll) ck_assert_msg(BRAID_OPT_NONE == o, "barrier %s reads options", what);
+        ck_assert_msg(!(o & BRAID_OPT_SHM) == !!strcmp(what, "shm"),
+                      "%s %s: BRAID_OPT_SHM is the shm algorithms'", braid_coll_name(coll), what);
+        if (BRAID_COLL_BARRIER == coll)
+            ck_assert_msg(0 == (o & ~BRAID_OPT_SHM), "barrier %s reads options", what);
     }
 }
 END_TEST

@@ -113,7 +113,7 @@ typedef struct { const char *text, *msg; } err_case_t;
 static const err_case_t err_cases[] = {
     { "allreduce 2 * ring\n\n# x\n\n\n\nallreduce 3 * rng\n",
       "rules.txt:7: unknown algorithm 'rng' for allreduce; valid: auto | ring | ring_chunked | "
-      "halving_doubling | bcube | dbtree | recursive_doubling | hierarchical" },
+      "halving_doubling | bcube | dbtree | recursive_doubling | hierarchical | shm" },
     { "\n\nbcast 2 12Q binomial\n",
       "rules.txt:3: bad size '12Q' (expected a number with optional K/M/G suffix, 'inf' or '*')" },
     { "bcast 2 1K-12Q binomial",
@@ -154,7 +154,7 @@ static const err_case_t err_cases[] = {
       "reduce_scatter | allgather" },
     { "barrier * * ring",
       "rules.txt:1: unknown algorithm 'ring' for barrier; valid: auto | all_to_all | all_to_one "
-      "| dissemination" },
+      "| dissemination | shm" },
     { "allreduce 2 * ring_chunked size=1M",
       "rules.txt:1: unknown key 'size' in 'size=1M'; valid: chunk | base" },
     { "allreduce 2 * ring_chunked =1M",
@@ -242,11 +242,11 @@ START_TEST(test_error_limits)
     ck_assert_int_eq(parse(lt, &t, err), -1);
     ck_assert_str_eq(err, "rules.txt:1: unknown algorithm '"
                      "0000000000000000000000000000000000000000000000000000000000000000...' for "
-                     "bcast; valid: auto | one_to_all | binomial | scatter_allgather | dbtree");
+                     "bcast; valid: auto | one_to_all | binomial | scatter_allgather | dbtree | shm");
     /* non-printable bytes are quoted as '?' */
     ck_assert_int_eq(parse("bcast 2 * bin\x01omial\x7f", &t, err), -1);
     ck_assert_str_eq(err, "rules.txt:1: unknown algorithm 'bin?omial?' for bcast; valid: auto | "
-                     "one_to_all | binomial | scatter_allgather | dbtree");
+                     "one_to_all | binomial | scatter_allgather | dbtree | shm");
 
     /* too many rules */
     size_t nr = BRAID_RULES_MAX_RULES + 1;
@@ -308,7 +308,7 @@ START_TEST(test_parse_file)
     ck_assert_int_eq(braid_rules_parse_file(path, &t, err, ERRLEN), -1);
     char want[ERRLEN];
     snprintf(want, sizeof want, "%s:2: unknown algorithm 'binomal' for reduce; valid: auto | "
-             "binomial | dbtree", path);
+             "binomial | dbtree | shm", path);
     ck_assert_str_eq(err, want);
 
     /* a NUL byte in a file is an error, not the end of the text */

@@ -233,7 +233,9 @@ START_TEST(ordered_views)
     for (int nodes = 2; nodes <= 3; nodes++) {
         unit_make_map(UNIT_MAP_CYCLIC, P, nodes, 0, key);
         for (int alg = 1; alg < braid_alg_count(BRAID_COLL_ALLREDUCE); alg++) {
-            if (unit_alg_has(BRAID_COLL_ALLREDUCE, alg, BRAID_OPT_HIER)) continue;
+            /* views have no shared-memory segment: the shm algorithms run
+             * on a whole one-node communicator only */
+            if (unit_alg_has(BRAID_COLL_ALLREDUCE, alg, BRAID_OPT_HIER | BRAID_OPT_SHM)) continue;
             int j = alg - 1;
             unit_case_t k = { .kind = j % 2 ? UNIT_OP_SUM_F64 : UNIT_OP_SUM_I64,
                               .count = (size_t)(37 * P + 5), .in_place = j % 3 == 0 };
@@ -244,10 +246,10 @@ START_TEST(ordered_views)
         for (int root = 0; root < P; root++) {
             unit_case_t b = { .count = 800, .root = root };
             for (int alg = 1; alg < braid_alg_count(BRAID_COLL_BCAST); alg++)
-                run_on_view(BRAID_COLL_BCAST, alg, P, &b, key, ordered_rank, &inter, &all);
+                if (!unit_alg_has(BRAID_COLL_BCAST, alg, BRAID_OPT_SHM)) run_on_view(BRAID_COLL_BCAST, alg, P, &b, key, ordered_rank, &inter, &all);
             unit_case_t r = { .kind = UNIT_OP_SUM_I64, .count = 100, .root = root };
             for (int alg = 1; alg < braid_alg_count(BRAID_COLL_REDUCE); alg++)
-                run_on_view(BRAID_COLL_REDUCE, alg, P, &r, key, ordered_rank, &inter, &all);
+                if (!unit_alg_has(BRAID_COLL_REDUCE, alg, BRAID_OPT_SHM)) run_on_view(BRAID_COLL_REDUCE, alg, P, &r, key, ordered_rank, &inter, &all);
         }
     }
 }
@@ -262,6 +264,7 @@ START_TEST(view_allgather)
         for (int map = UNIT_MAP_CYCLIC; map <= UNIT_MAP_RANDOM; map += UNIT_MAP_RANDOM - UNIT_MAP_CYCLIC) {
             unit_make_map((unit_map_t)map, P, nodes, (unsigned)(P + nodes), key);
             for (int alg = 1; alg < braid_alg_count(BRAID_COLL_ALLGATHER); alg++)
+                if (!unit_alg_has(BRAID_COLL_ALLGATHER, alg, BRAID_OPT_SHM))
                 for (int ip = 0; ip < 2; ip++) {
                     unit_case_t k = { .count = ip ? 3 : 129, .esize = ip ? 8 : 32, .in_place = ip };
                     run_on_view(BRAID_COLL_ALLGATHER, alg, P, &k, key, block_view_rank, &inter, &all);

@@ -42,6 +42,7 @@
 #include "unit_ops.h"
 #include "strict_transport.h"
 #include "braid_trees.h"
+#include "braid_shm.h"
 #include "dbtree_pipeline.h"
 
 #define UNIT_MAX_P 64
@@ -123,6 +124,12 @@ typedef struct unit_run {
     bool may_leave_msgs;            /* messages left unreceived are no error */
     unit_rank_fn_t rank_fn;         /* NULL: strict_run(fn) */
     void *ctx;                      /* the test's, for rank_fn */
+    /* shm algorithms (BRAID_OPT_SHM): a segment in this process's heap that
+     * the rank threads share as the ranks of a node share the mapped one,
+     * with slots of the case's size (unit_shm_new); each rank's c->shm */
+    void *shm_seg;
+    size_t shm_slot;
+    braid_shm_t shm[UNIT_MAX_P];
     /* results */
     int rc[UNIT_MAX_P];
     int violations[UNIT_MAX_P];     /* strict_transport.h */
@@ -229,9 +236,37 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
     return R;
 }
 
+/* A zeroed, formatted segment for P ranks, ncells cells of slot bytes. */
+static inline void *unit_shm_segment(int P, int ncells, size_t slot)
+{
+    size_t n = braid_shm_segment_bytes(P, ncells, slot);
+    void *seg = aligned_alloc(BRAID_SHM_LINE, (n + BRAID_SHM_LINE - 1) / BRAID_SHM_LINE * BRAID_SHM_LINE);
+    ck_assert_ptr_nonnull(seg);
+    memset(seg, 0, n);
+    braid_shm_format(seg, P, ncells, slot);
+    return seg;
+}
+
+/* The largest slot the harness gives a shm algorithm: a case with more
+ * bytes per rank must be refused (BRAID_ERR_UNSUPPORTED) on every rank,
+ * as the component's segment refuses what does not fit its slots. */
+#define UNIT_SHM_SLOT_MAX ((size_t)16 << 10)
+
+/* One rank's bytes in case k of R (the size a shm slot must hold). */
+static inline size_t unit_case_bytes(const unit_run_t *R)
+{
+    return R->k.count * R->args.esize;
+}
+
 static int unit_rank_body(braid_comm_t *c, void *p)
 {
     unit_run_t *R = p;
+    if (NULL != R->shm_seg) {
+        /* ranks are threads on a few cores: yield as an oversubscribed node does */
+        int rc = braid_shm_attach(&R->shm[c->rank], R->shm_seg, c->rank, c->size, true);
+        if (BRAID_OK != rc) return rc;
+        c->shm = &R->shm[c->rank];
+    }
     braid_coll_args_t a = R->args;
     a.sbuf = R->sbuf[c->rank];
     a.rbuf = R->rbuf[c->rank];
@@ -247,6 +282,14 @@ static int unit_rank_body(braid_comm_t *c, void *p)
  * rank (R->rc has each rank's). */
 static inline int unit_run_exec(unit_run_t *R)
 {
+    if (unit_alg_has(R->coll, R->alg, BRAID_OPT_SHM)) {
+        /* a fresh segment per run: call numbers start again at 1 */
+        size_t slot = unit_case_bytes(R);
+        slot = slot < 1 ? 1 : slot > UNIT_SHM_SLOT_MAX ? UNIT_SHM_SLOT_MAX : slot;
+        free(R->shm_seg);
+        R->shm_seg = unit_shm_segment(R->P, 3, slot);
+        R->shm_slot = slot;
+    }
     inproc_result_t res = inproc_run(R->P, unit_rank_body, NULL, R);
     R->stats = res.stats;
     ck_assert_msg(R->may_leave_msgs || res.leftover_msgs == 0, "%s: %d messages left", R->what, res.leftover_msgs);
@@ -258,8 +301,15 @@ static inline int unit_run_exec(unit_run_t *R)
 
 /* The run succeeded on every rank, or (supported false) every rank
  * returned BRAID_ERR_UNSUPPORTED. */
+/* supported, unless R runs a shm algorithm on more bytes than its slot */
+static inline bool unit_shm_supported(const unit_run_t *R, bool supported)
+{
+    return supported && !(NULL != R->shm_seg && unit_case_bytes(R) > R->shm_slot);
+}
+
 static inline void unit_check_rc(const unit_run_t *R, int exec_rc, bool supported)
 {
+    supported = unit_shm_supported(R, supported);
     ck_assert_msg(exec_rc == BRAID_OK, "%s: rc %d", R->what, exec_rc);
     int bad_rc = 0;
     for (int r = 0; r < R->P; r++) bad_rc += R->rc[r] != R->rc[0];
@@ -276,6 +326,7 @@ static inline void unit_run_free(unit_run_t *R)
         free(R->rbuf0[r]);
     }
     free(R->stats);
+    free(R->shm_seg);
     free(R);
 }
 
@@ -613,6 +664,7 @@ static inline void unit_check_untouched(const unit_run_t *R, bool supported)
 static inline void unit_run_check(unit_run_t *R, bool supported, const unit_contract_t *table, int n)
 {
     int rc = unit_run_exec(R);
+    supported = unit_shm_supported(R, supported);
     unit_check_rc(R, rc, supported);
     unit_check_untouched(R, supported);
     if (supported) {

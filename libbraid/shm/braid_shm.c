@@ -1,0 +1,145 @@
+/*
+ * braid_shm.c - segment layout and the waits of the shared-memory flag
+ * protocol (braid_shm.h says what the flags mean and why the cells rotate).
+ */
+#include "braid_shm.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "braid_algo.h"
+
+typedef struct shm_header {
+    uint64_t magic;
+    uint64_t size, ncells, slot_bytes;
+} shm_header_t;
+
+/* one rank's control line: arrive and done, written by that rank only */
+typedef struct shm_ctrl {
+    _Atomic uint64_t arrive;
+    _Atomic uint64_t done;
+} shm_ctrl_t;
+
+static size_t round_line(size_t n) { return (n + BRAID_SHM_LINE - 1) / BRAID_SHM_LINE * BRAID_SHM_LINE; }
+
+size_t braid_shm_segment_bytes(int P, int ncells, size_t slot_bytes)
+{
+    return BRAID_SHM_LINE + (size_t)P * BRAID_SHM_LINE +
+           (size_t)ncells * (size_t)P * round_line(slot_bytes);
+}
+
+void braid_shm_format(void *base, int P, int ncells, size_t slot_bytes)
+{
+    shm_header_t *h = base;
+    h->size = (uint64_t)P;
+    h->ncells = (uint64_t)ncells;
+    h->slot_bytes = round_line(slot_bytes);
+    /* the magic last: a rank that sees it sees the rest */
+    atomic_thread_fence(memory_order_release);
+    h->magic = BRAID_SHM_MAGIC;
+}
+
+int braid_shm_attach(braid_shm_t *s, void *base, int rank, int size, bool yield)
+{
+    const shm_header_t *h = base;
+    memset(s, 0, sizeof *s);
+    if (NULL == base || BRAID_SHM_MAGIC != h->magic || (uint64_t)size != h->size ||
+        size < 1 || size > BRAID_SHM_MAX_P || rank < 0 || rank >= size || h->ncells < 2 ||
+        0 == h->slot_bytes)
+        return BRAID_ERR_ARG;
+    s->base = base;
+    s->rank = rank;
+    s->size = size;
+    s->ncells = (int)h->ncells;
+    s->slot_bytes = (size_t)h->slot_bytes;
+    s->yield = yield;
+    return BRAID_OK;
+}
+
+static inline shm_ctrl_t *ctrl(const braid_shm_t *s, int r)
+{
+    return (shm_ctrl_t *)(s->base + BRAID_SHM_LINE + (size_t)r * BRAID_SHM_LINE);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* One turn of a wait loop: the idle hook every 256 turns (and on every
+ * turn that yields), the core given up when the node is oversubscribed.
+ * An oversubscribed rank that spins keeps the rank it waits for off the
+ * core for a whole time slice, so it yields after a short spin. */
+static void wait_turn(braid_shm_t *s, unsigned *turn)
+{
+    unsigned t = ++*turn;
+    s->waits++;
+    if (s->yield && t > 16) {
+        if (s->idle) s->idle(s->idle_arg);
+        sched_yield();
+        return;
+    }
+    if (0 == (t & 255) && s->idle) s->idle(s->idle_arg);
+    cpu_relax();
+}
+
+void braid_shm_arrive(braid_shm_t *s, uint64_t seq)
+{
+    atomic_store_explicit(&ctrl(s, s->rank)->arrive, seq, memory_order_release);
+}
+
+void braid_shm_done(braid_shm_t *s, uint64_t seq)
+{
+    atomic_store_explicit(&ctrl(s, s->rank)->done, seq, memory_order_release);
+}
+
+void braid_shm_wait_one(braid_shm_t *s, uint64_t seq, int r)
+{
+    _Atomic uint64_t *f = &ctrl(s, r)->arrive;
+    unsigned turn = 0;
+    while (atomic_load_explicit(f, memory_order_acquire) < seq) wait_turn(s, &turn);
+}
+
+void braid_shm_wait_all(braid_shm_t *s, uint64_t seq)
+{
+    for (int r = 0; r < s->size; r++)
+        if (r != s->rank) braid_shm_wait_one(s, seq, r);
+    /* every rank arrived at seq, so each had finished seq - 1 */
+    if (seq - 1 > s->safe) s->safe = seq - 1;
+}
+
+void braid_shm_claim(braid_shm_t *s, uint64_t seq)
+{
+    if (seq <= (uint64_t)s->ncells) return;   /* the cell was never used */
+    uint64_t need = seq - (uint64_t)s->ncells;
+    if (s->safe >= need) return;
+    uint64_t lowest = UINT64_MAX;
+    for (int r = 0; r < s->size; r++) {
+        _Atomic uint64_t *f = &ctrl(s, r)->done;
+        uint64_t d;
+        unsigned turn = 0;
+        while ((d = atomic_load_explicit(f, memory_order_acquire)) < need) wait_turn(s, &turn);
+        if (d < lowest) lowest = d;
+    }
+    s->safe = lowest;
+}
+
+braid_shm_t *braid_shm_of(const braid_comm_t *c, size_t bytes)
+{
+    braid_shm_t *s = c->shm;
+    return NULL != s && bytes <= s->slot_bytes ? s : NULL;
+}
+
+void braid_shm_fold(const braid_shm_t *s, uint64_t seq, size_t count, size_t esize,
+                    const braid_op_t *op, void *out)
+{
+    /* right to left: fn(in, inout) computes inout = in op inout with `in`
+     * the lower-ranked operand, so the accumulator stays in out */
+    memcpy(out, braid_shm_slot(s, seq, s->size - 1), count * esize);
+    for (int r = s->size - 2; r >= 0; r--) op->fn(braid_shm_slot(s, seq, r), out, count, op->arg);
+}

@@ -1,0 +1,125 @@
+/*
+ * braid_shm.h - the flag protocol of braid's shared-memory tier: one
+ * segment per communicator, mapped by every rank of a node, through which
+ * the shm algorithms (libbraid/algo/<coll>_shm.c) move small messages without
+ * the message transport.
+ *
+ * Layout (braid_shm_segment_bytes), all offsets multiples of 128 bytes so
+ * that no two writers share a cache line or an adjacent-line prefetch pair:
+ *
+ *   header   magic, P, ncells, slot_bytes (written once by the creator)
+ *   ctrl[P]  one line per rank, written only by that rank:
+ *              arrive  the last call whose contribution is in its slot
+ *              done    the last call it finished (reading included)
+ *   cells    ncells x P slots of slot_bytes: call s uses cell s % ncells,
+ *            rank r writes only slot r of it
+ *
+ * Every rank numbers the shm calls on the communicator 1, 2, ... (MPI makes
+ * every rank call the collectives of a communicator in the same order), so
+ * the numbers are sequence numbers that never reset: a flag is "set for
+ * call s" when it holds s or more, written with release and read with
+ * acquire ordering. There are no locks and no resets, and ncells cells in
+ * rotation replace a closing barrier: a rank writes its slot of cell
+ * s % ncells only when every rank is done with call s - ncells
+ * (braid_shm_claim), which it usually knows without looking - a rank that
+ * arrived at call t has finished call t - 1, so seeing every rank arrive at
+ * t proves cells up to t - 1 free.
+ *
+ * Waiting (braid_shm_wait_*) spins, calls the idle hook every few hundred
+ * turns (the glue passes Open MPI's progress, so that a point-to-point
+ * transfer another rank waits for still moves), and yields the core when
+ * the node is oversubscribed.
+ *
+ * Pure C11 atomics: no Open MPI, no UCX, no system calls but sched_yield.
+ * The segment's memory comes from the caller (shm_transport/ maps a POSIX
+ * segment; the unit tests share a heap block between threads).
+ */
+#ifndef BRAID_SHM_H
+#define BRAID_SHM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BRAID_SHM_LINE 128u           /* alignment of every field */
+#define BRAID_SHM_MAGIC 0x62726169647368ull /* "braidsh" */
+#define BRAID_SHM_MAX_P 256           /* ranks of one segment */
+
+typedef struct braid_shm {
+    unsigned char *base;      /* the mapped segment */
+    int rank, size;
+    int ncells;
+    size_t slot_bytes;        /* bytes of one rank's slot in a cell */
+    uint64_t seq;             /* the last call numbered on this rank */
+    uint64_t safe;            /* every rank is done with calls <= safe */
+    bool yield;               /* oversubscribed: yield the core while waiting */
+    void (*idle)(void *);     /* called now and then while waiting; may be NULL */
+    void *idle_arg;
+    uint64_t waits;           /* turns spent waiting (statistics) */
+} braid_shm_t;
+
+/* Bytes of a segment for P ranks, ncells cells of slot_bytes per rank
+ * (slot_bytes rounded up to BRAID_SHM_LINE). */
+size_t braid_shm_segment_bytes(int P, int ncells, size_t slot_bytes);
+
+/* Write the header into zeroed memory of braid_shm_segment_bytes(). */
+void braid_shm_format(void *base, int P, int ncells, size_t slot_bytes);
+
+/* Bind s to a formatted segment as rank of size; BRAID_ERR_ARG when the
+ * header does not describe a segment for size ranks. */
+int braid_shm_attach(braid_shm_t *s, void *base, int rank, int size, bool yield);
+
+/* ------------------------------------------------------------------ */
+/* the protocol, as the algorithms use it                              */
+/* ------------------------------------------------------------------ */
+
+/* c's segment when one rank's bytes fit a slot, else NULL (the same
+ * answer on every rank: the segment exists on all or none, and MPI makes
+ * the sizes match). */
+struct braid_comm;
+braid_shm_t *braid_shm_of(const struct braid_comm *c, size_t bytes);
+
+/* out = slot[0] op (slot[1] op (... op slot[P-1])) of call seq: count
+ * elements of esize bytes, in rank order, so non-commutative ops get the
+ * order MPI wants and every rank that folds gets the same bits. */
+struct braid_op;
+void braid_shm_fold(const braid_shm_t *s, uint64_t seq, size_t count, size_t esize,
+                    const struct braid_op *op, void *out);
+/* ------------------------------------------------------------------ */
+
+/* Number the next call (every rank, every shm call). */
+static inline uint64_t braid_shm_begin(braid_shm_t *s) { return ++s->seq; }
+
+/* Rank r's slot of call seq's cell. */
+static inline unsigned char *braid_shm_slot(const braid_shm_t *s, uint64_t seq, int r)
+{
+    size_t ctrl = BRAID_SHM_LINE + (size_t)s->size * BRAID_SHM_LINE;
+    size_t cell = (size_t)(seq % (uint64_t)s->ncells);
+    return s->base + ctrl + (cell * (size_t)s->size + (size_t)r) * s->slot_bytes;
+}
+
+/* Wait until this rank may write its slot of call seq: every rank is done
+ * with call seq - ncells, the last one that used the cell. */
+void braid_shm_claim(braid_shm_t *s, uint64_t seq);
+
+/* Publish: this rank's slot holds its contribution to call seq (release). */
+void braid_shm_arrive(braid_shm_t *s, uint64_t seq);
+
+/* Wait until rank r arrived at call seq (acquire). */
+void braid_shm_wait_one(braid_shm_t *s, uint64_t seq, int r);
+
+/* Wait until every rank arrived at call seq; cells up to seq - 1 are then
+ * known free. */
+void braid_shm_wait_all(braid_shm_t *s, uint64_t seq);
+
+/* This rank finished call seq: it reads nothing of the cell any more. */
+void braid_shm_done(braid_shm_t *s, uint64_t seq);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BRAID_SHM_H */
