@@ -4,7 +4,8 @@
 #
 #   contrib/ompi5.sh setup          # make the root, or bring an existing one up to date
 #   contrib/ompi5.sh build          # setup, copy the tree in, autogen + configure + make
-#   contrib/ompi5.sh test           # build, unit tests, MPI test list, multihost cases
+#   contrib/ompi5.sh test           # build, unit tests, MPI test list, multihost cases,
+#                                   # make install + mpirun with no env (install check)
 #   contrib/ompi5.sh run CMD...     # setup, copy the tree in, run CMD in the copy
 #   contrib/ompi5.sh shell          # the same with an interactive shell
 #   contrib/ompi5.sh builddir       # print where the build directory is (from here)
@@ -38,6 +39,10 @@
 #   BRAID_OMPI5_MIRROR  Debian mirror (default http://deb.debian.org/debian)
 #   BRAID_OMPI5_PKGS    more packages to install in the root
 #   BRAID_OMPI5_TESTS   what 'test' runs (default: '$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh')
+#   BRAID_OMPI5_INSTALL_CHECK  0: 'test' skips tests/install/check_install.sh
+#                       (make install into the root's Open MPI, mpirun with no
+#                       component path in the environment loads braid, make
+#                       uninstall)
 # Passed into the root: JOBS, CONFIGURE_ARGS, MPI_TEST_*, BRAID_*, OMPI_MCA_*,
 # PRTE_MCA_*, PMIX_MCA_*, UCX_*.
 set -euo pipefail
@@ -58,7 +63,7 @@ build=$tree/build
 die() { echo "ompi5.sh: $*" >&2; exit 1; }
 say() { echo "ompi5.sh: $*" >&2; }
 
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 [ $# -ge 1 ] || usage 2
 cmd=$1; shift
 case $cmd in setup|build|test|run|shell) ;; builddir) echo "$root$build"; exit 0 ;;
@@ -262,6 +267,17 @@ build|test)
             tail -n 20 tests/multihost.log
             echo "ompi5.sh: multihost tests: exit $mh in $((SECONDS - t0))s" >&2
             [ $mh -eq 0 ] || [ $mh -eq 77 ] || rc=$mh
+        fi
+        # make install alone makes mpirun load braid: installs into the
+        # root'"'"'s Open MPI, checks with no component path in the environment,
+        # uninstalls (BRAID_OMPI5_INSTALL_CHECK=0 skips it)
+        if [ "${BRAID_OMPI5_INSTALL_CHECK:-1}" != 0 ]; then
+            t0=$SECONDS; ic=0
+            BRAID_BUILDDIR=$PWD BRAID_SRCDIR='"$src"' bash '"$src"'/tests/install/check_install.sh \
+                >tests/install_check.log 2>&1 || ic=$?
+            grep -E "^(PASS|FAIL|SKIP)" tests/install_check.log || tail -n 20 tests/install_check.log
+            echo "ompi5.sh: install check: exit $ic in $((SECONDS - t0))s" >&2
+            [ $ic -eq 0 ] || [ $ic -eq 77 ] || rc=$ic
         fi
         exit $rc'
     fi

@@ -42,8 +42,10 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
         make -j"${JOBS:-2}" >/dev/null &&
         make -j1 check TESTS="\$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh") || status=1
 fi
-# Open MPI 5 pass (contrib/ompi5.sh): the same unit and MPI tests, and the
-# multihost cases unless BRAID_MULTIHOST=0, built against Open MPI 5.0 in a
+# Open MPI 5 pass (contrib/ompi5.sh): the same unit and MPI tests, the
+# multihost cases unless BRAID_MULTIHOST=0, and the install check (make
+# install, then mpirun with no component path in the environment must load
+# braid; tests/install/check_install.sh), built against Open MPI 5.0 in a
 # Debian 13 root made with debootstrap the first time and reused
 # (BRAID_OMPI5_ROOT, default /var/tmp/braid-trixie); no sanitizer build
 # there. BRAID_OMPI5=1 always, 0 never, auto (default) when root. A sandbox

@@ -37,7 +37,10 @@
 # Environment: BRAID_MH_HOSTS (2-4, default 3), BRAID_MH_SLOTS (ranks per
 # host, default 2), BRAID_MH_MPIRUN_ARGS (more mpirun arguments, e.g.
 # "-x UCX_TLS=tcp,self"), BRAID_MH_LIST (another case list, same format),
-# MPI_TEST_FILTER, MPI_TEST_TIMEOUT as for run_mpi_tests.sh.
+# MPI_TEST_FILTER, MPI_TEST_TIMEOUT as for run_mpi_tests.sh; BRAID_MH_EXEC
+# (a shell command run across the hosts instead of the cases, with the
+# mpirun arguments that reach them in BRAID_MH_MPIRUN_LAUNCH and the slot
+# count in BRAID_MH_NP; contrib/bench/variants.sh -H uses it).
 set -u
 srcdir=${BRAID_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 srcdir=$(cd "$srcdir" && pwd)
@@ -57,9 +60,11 @@ case $nhosts in 2|3|4) ;; *) die "BRAID_MH_HOSTS must be 2-4" ;; esac
 command -v ip >/dev/null || skip "iproute2 'ip' not found"
 command -v unshare >/dev/null || skip "util-linux 'unshare' not found"
 command -v mpirun >/dev/null || skip "mpirun not found"
-for p in mpi_reductions mpi_barrier_bcast mpi_topo; do
-    [ -x "$builddir/tests/mpi/$p" ] || die "$builddir/tests/mpi/$p not built (make check TESTS=)"
-done
+if [ -z "${BRAID_MH_EXEC:-}" ]; then
+    for p in mpi_reductions mpi_barrier_bcast mpi_topo; do
+        [ -x "$builddir/tests/mpi/$p" ] || die "$builddir/tests/mpi/$p not built (make check TESTS=)"
+    done
+fi
 if ip -4 route show | grep -q "^$subnet\."; then
     die "$subnet.0/24 is already routed on this machine; not touching it"
 fi
@@ -163,6 +168,13 @@ fi
 rx_before=()
 for i in $(seq 1 "$nhosts"); do rx_before+=("$(cat /sys/class/net/${tag}v$i/statistics/rx_bytes)"); done
 
+if [ -n "${BRAID_MH_EXEC:-}" ]; then
+    # --- a command instead of the cases (contrib/bench/variants.sh -H): it
+    # gets the launcher arguments, written for ORTE as MPI_TEST_MPIRUN_ARGS
+    # (tests/mpi/mpirun_compat.sh maps them), and the slot count
+    BRAID_MH_MPIRUN_LAUNCH="${launch[*]}" BRAID_MH_NP=$np bash -c "$BRAID_MH_EXEC"
+    rc=$?
+else
 # --- the cases ------------------------------------------------------------
 # @NP@ in the list is the number of slots, @NP1@ one less (an odd split)
 sed -e "s/@NP@/$np/g" -e "s/@NP1@/$((np - 1))/g" "${BRAID_MH_LIST:-$srcdir/tests/multihost/multihost_tests.list}" \
@@ -171,6 +183,7 @@ MPI_TEST_LIST=$tmp/cases.list MPI_TEST_MPIRUN_ARGS="${launch[*]}" \
     BRAID_BUILDDIR=$builddir BRAID_SRCDIR=$srcdir \
     bash "$srcdir/tests/mpi/run_mpi_tests.sh"
 rc=$?
+fi
 
 echo "# bytes sent by each host over its link during the tests:"
 for i in $(seq 1 "$nhosts"); do
