@@ -29,6 +29,8 @@
 #include "braid_tag.h"
 #include "braid_select.h"
 #include "braid_devpipe.h"
+#include "braid_shm.h"
+#include "braid_shm_segment.h"
 
 BEGIN_C_DECLS
 
@@ -55,6 +57,11 @@ typedef struct mca_coll_braid_component_t {
     int topo_aware;            /* coll_braid_topo_aware: order ranks by node (read per communicator) */
     int test_nodes;            /* coll_braid_test_nodes: N > 0 puts process r on node r % N (tests) */
     int thread_serialize;      /* coll_braid_thread_serialize: braid's mutex, not UCX's thread mode */
+    int shm_enable;            /* coll_braid_shm: the shared-memory tier */
+    int shm_after;             /* coll_braid_shm_after: set a segment up at this call */
+    int shm_slot_size;         /* coll_braid_shm_slot_size: bytes per rank and cell */
+    int shm_cells;             /* coll_braid_shm_cells: cells in rotation */
+    int shm_inject_failure;    /* coll_braid_shm_inject_failure (tests), < 0 = off */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
 
     /* state */
@@ -130,6 +137,14 @@ typedef struct mca_coll_braid_module_t {
     struct { bool valid; size_t bytes; braid_hier_t h; } hier_cache;
     mca_coll_braid_prev_t prev;
     mca_coll_braid_op_t op_cache;
+    /* the shared-memory tier (coll_braid_shm.c): calls counted until the
+     * segment is set up (coll_braid_shm_after), once; the segment of the
+     * whole communicator (one node) or of this rank's node view (several
+     * nodes: the hierarchical allreduce's phases) */
+    unsigned shm_calls;
+    bool shm_tried;
+    braid_shm_t shm;
+    braid_shm_segment_t shm_seg;
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
@@ -233,6 +248,14 @@ bool mca_coll_braid_node_ordered(const mca_coll_braid_module_t *m, braid_coll_t 
 int mca_coll_braid_hier_views(mca_coll_braid_module_t *m);
 /* node key of a process: hash of its node name, or world_rank % coll_braid_test_nodes */
 uint64_t mca_coll_braid_node_key(const char *nodename, int world_rank);
+
+/* shared-memory tier (coll_braid_shm.c) */
+/* count a call; at the coll_braid_shm_after-th set the segment up (a
+ * collective over the communicator: every rank calls it at the same call) */
+void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m);
+/* m's whole communicator has a segment whose slots hold bytes */
+bool mca_coll_braid_shm_ok(const mca_coll_braid_module_t *m, size_t bytes);
+void mca_coll_braid_shm_release(mca_coll_braid_module_t *m);
 
 /* helpers shared by the glue */
 int mca_coll_braid_to_mpi_error(int braid_rc);

@@ -85,6 +85,22 @@ static void check_numeric_params(void)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_thread_serialize; valid "
                  "values: 0 (UCX's thread mode), 1 (braid's mutex)", c->thread_serialize);
+    else if (c->shm_enable != 0 && c->shm_enable != 1)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_shm; valid values: "
+                 "0 (no shared-memory tier), 1 (one segment per one-node communicator)", c->shm_enable);
+    else if (c->shm_after < 1)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_shm_after; valid values: "
+                 "1 or more collective calls", c->shm_after);
+    else if (c->shm_slot_size < 64 || c->shm_slot_size > (1 << 20))
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_shm_slot_size; valid "
+                 "values: 64..1048576 bytes", c->shm_slot_size);
+    else if (c->shm_cells < 2 || c->shm_cells > 64)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_shm_cells; valid values: "
+                 "2..64", c->shm_cells);
     else if (c->test_nodes < 0)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_test_nodes; valid values: "
@@ -220,6 +236,38 @@ static int braid_register(void)
         "single-threaded jobs, which take no lock",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
         &c->thread_serialize);
+    c->shm_enable = 1;
+    (void)mca_base_component_var_register(v, "shm",
+        "Shared-memory tier: small collectives on a communicator whose ranks share one node (and "
+        "inside each node for the hierarchical allreduce) go through a segment all its ranks map "
+        "(1), or always through UCX messages (0). Must be the same on every process",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &c->shm_enable);
+    c->shm_after = 3;
+    (void)mca_base_component_var_register(v, "shm_after",
+        "Set a communicator's segment up at its N-th braid collective call (N >= 1): short-lived "
+        "communicators (dup, one call, free) never pay for one",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &c->shm_after);
+    c->shm_slot_size = 8192;
+    (void)mca_base_component_var_register(v, "shm_slot_size",
+        "Bytes of one rank's slot in a shared-memory cell (64..1048576): the largest message "
+        "(one rank's contribution) the shm algorithms take. A segment holds shm_cells x P slots "
+        "plus one 128-byte line per rank",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &c->shm_slot_size);
+    c->shm_cells = 4;
+    (void)mca_base_component_var_register(v, "shm_cells",
+        "Cells of a shared-memory segment used in rotation (2..64): how many calls a rank may run "
+        "ahead of the slowest reader before it waits",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &c->shm_cells);
+    c->shm_inject_failure = -1;
+    (void)mca_base_component_var_register(v, "shm_inject_failure",
+        "Fault injection, for tests only: rank N of every communicator fails to map its "
+        "shared-memory segment (the tier must then stay off on all ranks); -1 = off",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL,
+        &c->shm_inject_failure);
     check_numeric_params();
     register_pvars(v);
     return OMPI_SUCCESS;

@@ -42,10 +42,11 @@ static void apply_overrides(braid_coll_t coll, braid_choice_t *choice)
 }
 
 /* The choice for coll on `size` ranks at `bytes`: forced, rules file,
- * built-in table, then the MCA overrides. */
-static braid_choice_t select_for(braid_coll_t coll, int size, size_t bytes, int forced)
+ * built-in table, then the MCA overrides; shm: the ranks' shared-memory
+ * segment can carry the call (braid_select_on). */
+static braid_choice_t select_for(braid_coll_t coll, int size, size_t bytes, int forced, bool shm)
 {
-    braid_choice_t ch = braid_select(coll, size, bytes, forced, cmp()->rules);
+    braid_choice_t ch = braid_select_on(coll, size, bytes, forced, cmp()->rules, shm);
     apply_overrides(coll, &ch);
     return ch;
 }
@@ -54,7 +55,8 @@ braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t co
 {
     if (m->choice_cache[coll].valid && m->choice_cache[coll].bytes == bytes)
         return m->choice_cache[coll].choice;
-    braid_choice_t ch = select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll]);
+    braid_choice_t ch = select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll],
+                                   mca_coll_braid_shm_ok(m, bytes));
     m->choice_cache[coll].valid = true;
     m->choice_cache[coll].bytes = bytes;
     m->choice_cache[coll].choice = ch;
@@ -65,6 +67,7 @@ bool mca_coll_braid_call_init(mca_coll_braid_module_t *m, mca_coll_braid_call_t 
                               braid_coll_t coll, size_t bytes)
 {
     memset(call, 0, sizeof(*call));
+    mca_coll_braid_shm_tick(m);
     call->coll = coll;
     call->bytes = bytes;
     call->choice = mca_coll_braid_choose(m, coll, bytes);
@@ -98,11 +101,14 @@ static int bind_hier(mca_coll_braid_module_t *m, size_t bytes)
     if (m->hier_cache.valid && m->hier_cache.bytes == bytes) return BRAID_OK;
     if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return BRAID_ERR_NOMEM;
     int local = m->node_view.comm.size, nodes = m->leader_view.comm.size;
+    /* inside the nodes through their segments when they have them */
+    const braid_shm_t *ns = m->node_view.comm.shm;
+    bool node_shm = NULL != ns && bytes <= ns->slot_bytes;
     braid_choice_t r = select_for(BRAID_COLL_REDUCE, local, bytes,
-                                  c->forced_algorithm[BRAID_COLL_REDUCE]);
-    braid_choice_t l = select_for(BRAID_COLL_ALLREDUCE, nodes, bytes, BRAID_ALG_AUTO);
+                                  c->forced_algorithm[BRAID_COLL_REDUCE], node_shm);
+    braid_choice_t l = select_for(BRAID_COLL_ALLREDUCE, nodes, bytes, BRAID_ALG_AUTO, false);
     braid_choice_t b = select_for(BRAID_COLL_BCAST, local, bytes,
-                                  c->forced_algorithm[BRAID_COLL_BCAST]);
+                                  c->forced_algorithm[BRAID_COLL_BCAST], node_shm);
     if (BRAID_ALLREDUCE_HIERARCHICAL == l.alg) l.alg = BRAID_ALLREDUCE_HALVING_DOUBLING;
     braid_hier_t *h = &m->hier_cache.h;
     memset(h, 0, sizeof(*h));
@@ -158,11 +164,14 @@ static int run_block_view(mca_coll_braid_module_t *m, const mca_coll_braid_call_
 }
 
 static int run_on_view(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
-                       braid_algo_fn_t fn)
+                       const braid_algorithm_t *alg)
 {
+    braid_algo_fn_t fn = alg->run;
     braid_coll_args_t *a = &call->args;
     braid_comm_t *view = &m->bcomm;
-    if (mca_coll_braid_node_ordered(m, call->coll, a)) {
+    /* the shm algorithms run on the one-node communicator as it is: no
+     * message crosses a node, so there is nothing to order */
+    if (!(alg->options & BRAID_OPT_SHM) && mca_coll_braid_node_ordered(m, call->coll, a)) {
         if (BRAID_COLL_ALLGATHER == call->coll || BRAID_COLL_REDUCE_SCATTER == call->coll)
             return run_block_view(m, call, fn);
         view = &m->topo_view.comm;
@@ -188,7 +197,7 @@ int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *c
     }
     trace(m, call, alg->name);
     braid_ucx_comm_begin(m->tcomm);
-    int rc = run_on_view(m, call, alg->run);
+    int rc = run_on_view(m, call, alg);
     if (BRAID_OK != rc && BRAID_ERR_UNSUPPORTED != rc)
         opal_output_verbose(1, cmp()->output, "braid: %s %s on %s failed (braid code %d)",
                             braid_coll_name(call->coll), alg->name, m->comm->c_name, rc);

@@ -38,6 +38,10 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     m->topo_ordered = false;
     m->hier_ready = false;
     memset(&m->hier_cache, 0, sizeof(m->hier_cache));
+    m->shm_calls = 0;
+    m->shm_tried = false;
+    memset(&m->shm, 0, sizeof(m->shm));
+    memset(&m->shm_seg, 0, sizeof(m->shm_seg));
 }
 
 #define RELEASE_PREV(m, name)                                         \
@@ -66,6 +70,7 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     braid_ucx_comm_destroy(m->tcomm);
     m->tcomm = NULL;
     mca_coll_braid_cuda_release(m);
+    mca_coll_braid_shm_release(m);
     mca_coll_braid_topo_release(m);
     braid_scratch_release(&m->scratch);
     free(m->rcounts);

@@ -1,0 +1,189 @@
+/*
+ * coll_braid_shm.c - glue of the shared-memory tier: when and where a
+ * communicator gets its segment, and the agreement that keeps every rank
+ * on the same path.
+ *
+ * A communicator's segment is set up at its coll_braid_shm_after-th braid
+ * call (a dup used once and freed never pays for one), inside that call and
+ * before its algorithm is chosen, on every rank alike:
+ *   - ranks on one node: one segment for the communicator;
+ *   - ranks on several nodes: one per node, for the node view that the
+ *     hierarchical allreduce reduces and broadcasts in;
+ *   1. the group's rank 0 creates the segment (shm_transport/, 0600) and
+ *      formats it; its name goes to the group by a binomial bcast;
+ *   2. the others map it and check the header;
+ *   3. a MIN allreduce of "mapped" over the whole communicator: the tier
+ *      is on only if every rank of every node has it;
+ *   4. the creator unlinks the name - nothing is left in /dev/shm from here
+ *      on, whatever happens to the job - and a failure anywhere unmaps it
+ *      everywhere, with a warning from the rank that failed.
+ * Steps 1 and 3 run braid's own message algorithms over UCX with scratch of
+ * their own, so fault injection on the communicator's scratch does not
+ * reach them.
+ */
+#include "coll_braid.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
+
+/* what the group's creator tells the others */
+typedef struct shm_offer {
+    int32_t ok;
+    char name[BRAID_SHM_NAME_MAX];
+} shm_offer_t;
+
+static void min_i32(const void *in, void *inout, size_t n, void *arg)
+{
+    (void)arg;
+    const int32_t *x = in;
+    int32_t *y = inout;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] < y[i]) y[i] = x[i];
+}
+
+/* one message collective of the set-up, on its own scratch */
+static int run_setup_step(mca_coll_braid_module_t *m, braid_algo_fn_t fn, braid_comm_t *c,
+                          braid_coll_args_t *a)
+{
+    braid_scratch_t scratch;
+    memset(&scratch, 0, sizeof(scratch));
+    a->scratch = &scratch;
+    braid_ucx_comm_begin(m->tcomm);
+    int rc = fn(c, a);
+    braid_scratch_release(&scratch);
+    return rc;
+}
+
+static void idle_progress(void *arg)
+{
+    (void)arg;
+    (void)opal_progress();
+}
+
+/* map the group's segment on this rank: create (group rank 0) or open */
+static bool map_segment(mca_coll_braid_module_t *m, braid_comm_t *group, size_t bytes,
+                        char *err, size_t errlen)
+{
+    mca_coll_braid_component_t *c = cmp();
+    shm_offer_t offer;
+    memset(&offer, 0, sizeof(offer));
+    bool mapped = false;
+    if (0 == group->rank) {
+        mapped = 0 == braid_shm_segment_create(&m->shm_seg, bytes, err, errlen);
+        if (mapped) braid_shm_format(m->shm_seg.base, group->size, c->shm_cells,
+                                     (size_t)c->shm_slot_size);
+        offer.ok = mapped;
+        memcpy(offer.name, m->shm_seg.name, sizeof(offer.name));
+    }
+    braid_coll_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.rbuf = &offer;
+    a.count = sizeof(offer);
+    a.esize = 1;
+    if (group->size > 1 &&
+        BRAID_OK != run_setup_step(m, braid_bcast_binomial, group, &a)) {
+        snprintf(err, errlen, "the segment's name did not arrive");
+        return false;
+    }
+    if (0 != group->rank) {
+        if (!offer.ok) {
+            snprintf(err, errlen, "the node's first rank could not create the segment");
+            return false;
+        }
+        if (c->shm_inject_failure == m->bcomm.rank) {
+            snprintf(err, errlen, "injected failure (coll_braid_shm_inject_failure=%d)",
+                     c->shm_inject_failure);
+            return false;
+        }
+        mapped = 0 == braid_shm_segment_open(&m->shm_seg, offer.name, bytes, err, errlen);
+    }
+    if (!mapped) return false;
+    /* ranks of an oversubscribed node yield while they wait */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    bool yield = opal_progress_yield_when_idle || (cpus > 0 && group->size > cpus);
+    if (BRAID_OK != braid_shm_attach(&m->shm, m->shm_seg.base, group->rank, group->size, yield)) {
+        snprintf(err, errlen, "segment %s has an unexpected header", m->shm_seg.name);
+        return false;
+    }
+    m->shm.idle = idle_progress;
+    return true;
+}
+
+/* every rank of the communicator mapped its group's segment */
+static bool agree(mca_coll_braid_module_t *m, bool mine)
+{
+    int32_t ok = mine;
+    braid_coll_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.rbuf = &ok;
+    a.count = 1;
+    a.esize = sizeof(ok);
+    a.op.fn = min_i32;
+    a.op.commutative = true;
+    a.exact = true;
+    if (m->bcomm.size > 1 &&
+        BRAID_OK != run_setup_step(m, braid_allreduce_recursive_doubling, &m->bcomm, &a))
+        return false;
+    return 1 == ok;
+}
+
+static void setup(mca_coll_braid_module_t *m)
+{
+    mca_coll_braid_component_t *c = cmp();
+    braid_comm_t *group = &m->bcomm;
+    if (m->topo.nnodes > 1) {
+        if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return;   /* same on every rank */
+        group = &m->node_view.comm;
+    }
+    if (group->size > BRAID_SHM_MAX_P) return;
+    size_t bytes = braid_shm_segment_bytes(group->size, c->shm_cells, (size_t)c->shm_slot_size);
+    char err[256] = "";
+    bool mine = map_segment(m, group, bytes, err, sizeof(err));
+    bool all = agree(m, mine);
+    braid_shm_segment_unlink(&m->shm_seg);
+    if (!all) {
+        if (!mine)
+            opal_output(0, "braid: warning: shared-memory tier off on %s: %s; its collectives go "
+                        "through UCX", m->comm->c_name, err);
+        braid_shm_segment_close(&m->shm_seg);
+        memset(&m->shm, 0, sizeof(m->shm));
+        return;
+    }
+    group->shm = &m->shm;
+    /* choices made without the segment are stale */
+    memset(m->choice_cache, 0, sizeof(m->choice_cache));
+    m->hier_cache.valid = false;
+    opal_output_verbose(10, c->output, "braid: shared-memory tier on %s: %d ranks per segment, "
+                        "%d cells x %d bytes per rank, %zu bytes", m->comm->c_name, group->size,
+                        c->shm_cells, c->shm_slot_size, bytes);
+}
+
+void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m)
+{
+    if (m->shm_tried) return;
+    if (!cmp()->shm_enable) {
+        m->shm_tried = true;
+        return;
+    }
+    if (++m->shm_calls < (unsigned)cmp()->shm_after) return;
+    m->shm_tried = true;
+    setup(m);
+}
+
+bool mca_coll_braid_shm_ok(const mca_coll_braid_module_t *m, size_t bytes)
+{
+    return NULL != m->bcomm.shm && bytes <= m->bcomm.shm->slot_bytes;
+}
+
+void mca_coll_braid_shm_release(mca_coll_braid_module_t *m)
+{
+    m->bcomm.shm = NULL;
+    m->node_view.comm.shm = NULL;
+    braid_shm_segment_close(&m->shm_seg);
+    memset(&m->shm, 0, sizeof(m->shm));
+}
