@@ -159,8 +159,9 @@ static void setup(mca_coll_braid_module_t *m)
     memset(m->choice_cache, 0, sizeof(m->choice_cache));
     m->hier_cache.valid = false;
     opal_output_verbose(10, c->output, "braid: shared-memory tier on %s: %d ranks per segment, "
-                        "%d cells x %d bytes per rank, %zu bytes", m->comm->c_name, group->size,
-                        c->shm_cells, c->shm_slot_size, bytes);
+                        "%d cells x %d bytes per rank, %zu bytes; waits %s", m->comm->c_name,
+                        group->size, c->shm_cells, c->shm_slot_size, bytes,
+                        m->shm.yield ? "yield the core (oversubscribed)" : "spin");
 }
 
 void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m)

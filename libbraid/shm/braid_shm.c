@@ -71,20 +71,22 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* One turn of a wait loop: the idle hook every 256 turns (and on every
- * turn that yields), the core given up when the node is oversubscribed.
- * An oversubscribed rank that spins keeps the rank it waits for off the
- * core for a whole time slice, so it yields after a short spin. */
+/* One turn of a wait loop: the idle hook every 256 turns; on an
+ * oversubscribed node the core is given up (sched_yield) after a short
+ * spin, because a spinning rank there keeps the rank it waits for off the
+ * core for a whole time slice (4 ms at 250 Hz). Otherwise it spins, as
+ * Open MPI's and UCX's progress loops do: yielding to another job's
+ * process would hand it the core for a time slice at every wait. */
+#define SHM_SPIN_OVERSUBSCRIBED 16u
 static void wait_turn(braid_shm_t *s, unsigned *turn)
 {
     unsigned t = ++*turn;
     s->waits++;
-    if (s->yield && t > 16) {
-        if (s->idle) s->idle(s->idle_arg);
+    if (0 == (t & 255) && s->idle) s->idle(s->idle_arg);
+    if (s->yield && t > SHM_SPIN_OVERSUBSCRIBED) {
         sched_yield();
         return;
     }
-    if (0 == (t & 255) && s->idle) s->idle(s->idle_arg);
     cpu_relax();
 }
 

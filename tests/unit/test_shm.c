@@ -1,0 +1,226 @@
+/*
+ * test_shm.c - the shared-memory tier's flag protocol (libbraid/shm) with
+ * ranks as threads on one heap segment, beyond the per-collective tests
+ * (which run each shm algorithm once or a few times on a fresh segment):
+ *
+ *  - long mixed sequences: 300 calls on one segment, the collective, root
+ *    and size rotating, 2 or 3 cells, random pauses on random ranks, so
+ *    that cells are reused by different collectives while slow readers
+ *    still read them (a bcast root and reduce's non-roots run ahead); every
+ *    value checked after every call;
+ *  - refusal: a message larger than a slot is BRAID_ERR_UNSUPPORTED on
+ *    every rank, before any flag moves (the next call still works);
+ *  - selection (braid_select_on): shm is chosen only where the segment can
+ *    carry the call; a forced or rules-file shm falls through otherwise.
+ */
+#include "unit_coll.h"
+#include "braid_select.h"
+
+#include <stdatomic.h>
+#include <time.h>
+
+enum { ROUNDS = 300, SLOT = 256 };
+
+typedef struct seq_ctx {
+    void *seg;
+    braid_shm_t shm[UNIT_MAX_P];
+    int P;
+    atomic_int bad;
+    atomic_int unsupported_wrong;
+} seq_ctx_t;
+
+static void sum_u32(const void *in, void *inout, size_t n, void *arg)
+{
+    (void)arg;
+    const uint32_t *x = in;
+    uint32_t *y = inout;
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+/* an affine map x -> a x + b per element pair, composed in rank order:
+ * associative, not commutative */
+static void compose(const void *in, void *inout, size_t n, void *arg)
+{
+    (void)arg;
+    const uint32_t *f = in;
+    uint32_t *g = inout;
+    for (size_t i = 0; i < n; i += 2) {
+        /* f (the lower rank) first, then g: (g o f)(x) = g0 f0 x + g0 f1 + g1 */
+        uint32_t a = g[i] * f[i], b = g[i] * f[i + 1] + g[i + 1];
+        g[i] = a;
+        g[i + 1] = b;
+    }
+}
+
+static uint32_t val(int r, size_t i, int k) { return (uint32_t)(r * 7919 + (int)i * 31 + k * 17 + 1); }
+
+static void jitter(unsigned *seed)
+{
+    if (rand_r(seed) % 8 == 0) {
+        struct timespec ts = { 0, (long)(rand_r(seed) % 50) * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int seq_rank(braid_comm_t *c, void *p)
+{
+    seq_ctx_t *x = p;
+    int r = c->rank, P = c->size;
+    if (BRAID_OK != braid_shm_attach(&x->shm[r], x->seg, r, P, true)) return BRAID_ERR_ARG;
+    c->shm = &x->shm[r];
+    unsigned seed = (unsigned)(r * 977 + P);
+    uint32_t in[SLOT], out[SLOT * UNIT_MAX_P];
+    for (int k = 0; k < ROUNDS; k++) {
+        int coll = k % 6, root = (k / 6) % P;
+        size_t n = 1 + (size_t)(k * 13) % (SLOT / 4);
+        if (coll == 2 || coll == 3) n &= ~(size_t)1;   /* pairs for compose */
+        if (0 == n) n = 2;
+        for (size_t i = 0; i < n; i++) in[i] = val(r, i, k);
+        braid_coll_args_t a;
+        memset(&a, 0, sizeof a);
+        a.count = n;
+        a.esize = 4;
+        a.root = root;
+        a.op.fn = coll == 3 ? compose : sum_u32;
+        a.op.commutative = coll != 3;
+        a.sbuf = in;
+        a.rbuf = out;
+        jitter(&seed);
+        int rc;
+        switch (coll) {
+        case 0: /* bcast */
+            a.sbuf = NULL;
+            a.esize = 1;
+            a.count = n * 4;
+            if (r == root) memcpy(out, in, n * 4);
+            rc = braid_bcast_shm(c, &a);
+            for (size_t i = 0; i < n && BRAID_OK == rc; i++) x->bad += out[i] != val(root, i, k);
+            break;
+        case 1: /* allreduce, sum */
+        case 2: /* allreduce, in place */
+            if (coll == 2) {
+                memcpy(out, in, n * 4);
+                a.sbuf = NULL;
+            }
+            rc = braid_allreduce_shm(c, &a);
+            for (size_t i = 0; i < n && BRAID_OK == rc; i++) {
+                uint32_t want = 0;
+                for (int q = 0; q < P; q++) want += val(q, i, k);
+                x->bad += out[i] != want;
+            }
+            break;
+        case 3: { /* reduce, non-commutative, root rotating */
+            for (size_t i = 0; i < n; i++) out[i] = 0xdeadbeef;
+            rc = braid_reduce_shm(c, &a);
+            if (r == root && BRAID_OK == rc)
+                for (size_t i = 0; i < n; i += 2) {
+                    uint32_t A = val(P - 1, i, k), B = val(P - 1, i + 1, k);
+                    for (int q = P - 2; q >= 0; q--) {
+                        uint32_t fa = val(q, i, k), fb = val(q, i + 1, k);
+                        uint32_t na = A * fa, nb = A * fb + B;
+                        A = na;
+                        B = nb;
+                    }
+                    x->bad += out[i] != A || out[i + 1] != B;
+                }
+            break;
+        }
+        case 4: /* allgather */
+            rc = braid_allgather_shm(c, &a);
+            for (int q = 0; q < P && BRAID_OK == rc; q++)
+                for (size_t i = 0; i < n; i++) x->bad += out[(size_t)q * n + i] != val(q, i, k);
+            break;
+        default: /* barrier, and a message too large for a slot */
+            rc = braid_barrier_shm(c, NULL);
+            if (BRAID_OK == rc) {
+                a.count = SLOT / 4 + 1;
+                x->unsupported_wrong += BRAID_ERR_UNSUPPORTED != braid_allreduce_shm(c, &a);
+            }
+            break;
+        }
+        if (BRAID_OK != rc) return rc;
+    }
+    return BRAID_OK;
+}
+
+START_TEST(mixed_sequences)
+{
+    static const int Ps[] = { 1, 2, 3, 5, 8, 13 };
+    int P = Ps[_i / 2], cells = 2 + _i % 2;
+    seq_ctx_t x;
+    memset(&x, 0, sizeof x);
+    x.P = P;
+    x.seg = unit_shm_segment(P, cells, SLOT);
+    inproc_result_t res = inproc_run(P, seq_rank, NULL, &x);
+    ck_assert_msg(BRAID_OK == res.rc, "P=%d cells=%d: rc %d", P, cells, res.rc);
+    ck_assert_msg(0 == x.bad, "P=%d cells=%d: %d wrong values", P, cells, (int)x.bad);
+    ck_assert_msg(0 == x.unsupported_wrong, "P=%d: %d oversized calls not refused", P,
+                  (int)x.unsupported_wrong);
+    for (int r = 0; r < P; r++) {
+        ck_assert_uint_eq(res.stats[r].msgs_sent, 0);   /* no message: all through the segment */
+        /* one call number per call, the same on every rank; a one-rank
+         * bcast returns before numbering (there is nothing to move) */
+        ck_assert_uint_eq(x.shm[r].seq, (uint64_t)ROUNDS - (P == 1 ? (ROUNDS + 5) / 6 : 0));
+    }
+    free(res.stats);
+    free(x.seg);
+}
+END_TEST
+
+START_TEST(attach_checks_header)
+{
+    void *seg = unit_shm_segment(4, 2, 64);
+    braid_shm_t s;
+    ck_assert_int_eq(braid_shm_attach(&s, seg, 1, 4, false), BRAID_OK);
+    ck_assert_uint_eq(s.slot_bytes, 128);                  /* rounded to a line */
+    ck_assert_int_eq(braid_shm_attach(&s, seg, 1, 5, false), BRAID_ERR_ARG);   /* wrong size */
+    ck_assert_int_eq(braid_shm_attach(&s, seg, 4, 4, false), BRAID_ERR_ARG);   /* rank out of range */
+    memset(seg, 0, 8);                                                          /* no magic */
+    ck_assert_int_eq(braid_shm_attach(&s, seg, 1, 4, false), BRAID_ERR_ARG);
+    free(seg);
+    braid_comm_t c = { 0 };
+    ck_assert_ptr_null(braid_shm_of(&c, 0));               /* no segment: every shm algorithm refuses */
+    ck_assert_int_eq(braid_barrier_shm(&c, NULL), BRAID_ERR_UNSUPPORTED);
+}
+END_TEST
+
+START_TEST(selection_needs_segment)
+{
+    for (int coll = 0; coll < BRAID_COLL_N; coll++)
+        for (int P = 1; P <= 16; P++)
+            for (size_t S = 0; S <= (64u << 10); S = S ? S * 2 : 1) {
+                int off = braid_select_on((braid_coll_t)coll, P, S, 0, NULL, false).alg;
+                ck_assert_msg(!unit_alg_has((braid_coll_t)coll, off, BRAID_OPT_SHM),
+                              "%s P=%d S=%zu: shm chosen without a segment", braid_coll_name((braid_coll_t)coll), P, S);
+                ck_assert_int_eq(off, braid_select((braid_coll_t)coll, P, S, 0, NULL).alg);
+            }
+    /* with a segment: the built-in shm rows for small messages */
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLREDUCE, 2, 8, 0, NULL, true).alg, BRAID_ALLREDUCE_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_BARRIER, 8, 0, 0, NULL, true).alg, BRAID_BARRIER_SHM);
+    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLREDUCE, 2, 1 << 20, 0, NULL, true).alg, BRAID_ALLREDUCE_SHM);
+    /* forced shm without a segment: the table's message algorithm */
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_BCAST, 4, 64, BRAID_BCAST_SHM, NULL, false).alg,
+                     braid_select(BRAID_COLL_BCAST, 4, 64, 0, NULL).alg);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_BCAST, 4, 64, BRAID_BCAST_SHM, NULL, true).alg, BRAID_BCAST_SHM);
+    /* a rules file: its message algorithm beats the built-in shm rows; its
+     * shm row falls through without a segment */
+    braid_table_t t;
+    char err[256];
+    ck_assert_int_eq(braid_rules_parse_string("allreduce 2 * ring\nreduce * * shm\n", "r", &t, err, sizeof err), 0);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLREDUCE, 2, 8, 0, &t, true).alg, BRAID_ALLREDUCE_RING);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_REDUCE, 3, 8, 0, &t, true).alg, BRAID_REDUCE_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_REDUCE, 3, 8, 0, &t, false).alg,
+                     braid_select(BRAID_COLL_REDUCE, 3, 8, 0, NULL).alg);
+    braid_table_free(&t);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("shm");
+    tcase_add_loop_test(unit_tcase(s, "protocol", 120), mixed_sequences, 0, 12);
+    TCase *tc = unit_tcase(s, "checks", 60);
+    tcase_add_test(tc, attach_checks_header);
+    tcase_add_test(tc, selection_needs_segment);
+    return unit_run_suite(s);
+}
