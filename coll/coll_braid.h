@@ -134,7 +134,7 @@ typedef struct mca_coll_braid_module_t {
     braid_subcomm_t node_view, leader_view;
     /* the hierarchical allreduce's phase algorithms for the last size
      * (coll_braid_dispatch.c) */
-    struct { bool valid; size_t bytes; braid_hier_t h; } hier_cache;
+    struct { bool valid; size_t bytes, buffer_bytes; braid_hier_t h; } hier_cache;
     mca_coll_braid_prev_t prev;
     mca_coll_braid_op_t op_cache;
     /* the shared-memory tier (coll_braid_shm.c): calls counted until the

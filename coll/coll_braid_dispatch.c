@@ -95,15 +95,19 @@ void mca_coll_braid_call_buffers(mca_coll_braid_call_t *call, braid_devpipe_kind
  * reduce or bcast algorithm applies inside the nodes; the leaders' allreduce
  * comes from the table (never hierarchical again). Cached per size, as the
  * choice is. */
-static int bind_hier(mca_coll_braid_module_t *m, size_t bytes)
+static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_bytes)
 {
     const mca_coll_braid_component_t *c = cmp();
-    if (m->hier_cache.valid && m->hier_cache.bytes == bytes) return BRAID_OK;
+    if (m->hier_cache.valid && m->hier_cache.bytes == bytes &&
+        m->hier_cache.buffer_bytes == buffer_bytes)
+        return BRAID_OK;
     if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return BRAID_ERR_NOMEM;
     int local = m->node_view.comm.size, nodes = m->leader_view.comm.size;
-    /* inside the nodes through their segments when they have them */
-    const braid_shm_t *ns = m->node_view.comm.shm;
-    bool node_shm = NULL != ns && bytes <= ns->slot_bytes;
+    /* inside the nodes through their segments when they have them and the
+     * buffers' bytes (count x extent: what the shm algorithms copy, more
+     * than the selection size for a type with holes) fit a slot - the test
+     * the shm algorithms make, so no node refuses a phase its leader runs */
+    bool node_shm = NULL != braid_shm_of(&m->node_view.comm, buffer_bytes);
     braid_choice_t r = select_for(BRAID_COLL_REDUCE, local, bytes,
                                   c->forced_algorithm[BRAID_COLL_REDUCE], node_shm);
     braid_choice_t l = select_for(BRAID_COLL_ALLREDUCE, nodes, bytes, BRAID_ALG_AUTO, false);
@@ -122,6 +126,13 @@ static int bind_hier(mca_coll_braid_module_t *m, size_t bytes)
     h->node_bcast_params = b.params;
     m->hier_cache.valid = true;
     m->hier_cache.bytes = bytes;
+    m->hier_cache.buffer_bytes = buffer_bytes;
+    if (c->verbose >= 20 && 0 == m->bcomm.rank)
+        opal_output(0, "braid: hierarchical phases np=%d bytes=%zu: node reduce %s, leaders "
+                    "allreduce %s, node bcast %s", m->bcomm.size, bytes,
+                    braid_alg_name(BRAID_COLL_REDUCE, r.alg),
+                    braid_alg_name(BRAID_COLL_ALLREDUCE, l.alg),
+                    braid_alg_name(BRAID_COLL_BCAST, b.alg));
     return BRAID_OK;
 }
 
@@ -186,12 +197,29 @@ static int run_on_view(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
     return fn(view, a);
 }
 
+/* A shm choice whose buffers do not fit a slot (count x extent can exceed
+ * the selection size) becomes the message algorithm the table gives
+ * without the segment; every rank has the same count and extent. */
+static const braid_algorithm_t *fit_shm(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
+                                        const braid_algorithm_t *alg)
+{
+    if (!(alg->options & BRAID_OPT_SHM) ||
+        NULL != braid_shm_of(&m->bcomm, call->args.count * call->args.esize))
+        return alg;
+    call->choice = select_for(call->coll, m->bcomm.size, call->bytes,
+                              cmp()->forced_algorithm[call->coll], false);
+    call->args.params = call->choice.params;
+    return braid_algorithm(call->coll, call->choice.alg);
+}
+
 int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call)
 {
     const braid_algorithm_t *alg = braid_algorithm(call->coll, call->choice.alg);
     if (NULL == alg) return BRAID_ERR_UNSUPPORTED;
+    alg = fit_shm(m, call, alg);
+    if (NULL == alg) return BRAID_ERR_UNSUPPORTED;
     if (alg->options & BRAID_OPT_HIER) {
-        int rc = bind_hier(m, call->bytes);
+        int rc = bind_hier(m, call->bytes, call->args.count * call->args.esize);
         if (BRAID_OK != rc) return rc;
         call->args.hier = &m->hier_cache.h;
     }

@@ -46,14 +46,18 @@ static void min_i32(const void *in, void *inout, size_t n, void *arg)
         if (x[i] < y[i]) y[i] = x[i];
 }
 
-/* one message collective of the set-up, on its own scratch */
+/* One message collective of the set-up, on its own scratch, run by every
+ * rank of the communicator: the collective's sequence number (the tags)
+ * advances on every rank, also where c - a node of one rank - sends
+ * nothing, or the next collective's tags would differ between ranks. */
 static int run_setup_step(mca_coll_braid_module_t *m, braid_algo_fn_t fn, braid_comm_t *c,
                           braid_coll_args_t *a)
 {
+    braid_ucx_comm_begin(m->tcomm);
+    if (c->size < 2) return BRAID_OK;
     braid_scratch_t scratch;
     memset(&scratch, 0, sizeof(scratch));
     a->scratch = &scratch;
-    braid_ucx_comm_begin(m->tcomm);
     int rc = fn(c, a);
     braid_scratch_release(&scratch);
     return rc;
@@ -85,8 +89,7 @@ static bool map_segment(mca_coll_braid_module_t *m, braid_comm_t *group, size_t 
     a.rbuf = &offer;
     a.count = sizeof(offer);
     a.esize = 1;
-    if (group->size > 1 &&
-        BRAID_OK != run_setup_step(m, braid_bcast_binomial, group, &a)) {
+    if (BRAID_OK != run_setup_step(m, braid_bcast_binomial, group, &a)) {
         snprintf(err, errlen, "the segment's name did not arrive");
         return false;
     }
@@ -126,8 +129,7 @@ static bool agree(mca_coll_braid_module_t *m, bool mine)
     a.op.fn = min_i32;
     a.op.commutative = true;
     a.exact = true;
-    if (m->bcomm.size > 1 &&
-        BRAID_OK != run_setup_step(m, braid_allreduce_recursive_doubling, &m->bcomm, &a))
+    if (BRAID_OK != run_setup_step(m, braid_allreduce_recursive_doubling, &m->bcomm, &a))
         return false;
     return 1 == ok;
 }
@@ -137,7 +139,9 @@ static void setup(mca_coll_braid_module_t *m)
     mca_coll_braid_component_t *c = cmp();
     braid_comm_t *group = &m->bcomm;
     if (m->topo.nnodes > 1) {
-        if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return;   /* same on every rank */
+        /* out of memory for a few ints: not agreed, the only set-up failure
+         * that is not (the node views are needed to agree within a node) */
+        if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return;
         group = &m->node_view.comm;
     }
     if (group->size > BRAID_SHM_MAX_P) return;

@@ -22,8 +22,10 @@
  *  - allgather: recursive_doubling for small sizes, ring for large ones (the
  *    same bytes, neighbour-only traffic); P <= 3: ring (fewer steps).
  *  - P = 2 allreduce is measured (contrib/compare.sh, np=2, 5 interleaved
- *    repetitions on this machine, README "Benchmarks"): one exchange (bcube
- *    with one group) below 512 B, halving_doubling to 16M, ring_chunked
+ *    repetitions on this machine, README "Benchmarks"): one exchange
+ *    (recursive_doubling: a plain loop of 8-byte calls took 0.31 us against
+ *    bcube's 0.48 us, whose group set-up is pure overhead at P = 2) below
+ *    512 B, halving_doubling to 16M, ring_chunked
  *    beyond, where all the bandwidth algorithms meet at memory speed; small
  *    P = 4 and 8 allreduces use recursive_doubling (one whole-vector
  *    exchange per step) below the model's crossover with halving_doubling.
@@ -34,6 +36,15 @@
  *    halving_doubling from 8M (64: ring_chunked from 64M). Only powers of
  *    two: for a prime P bcube is one group of P ranks, and the simulator
  *    puts it behind halving_doubling from 2K up (P = 131).
+ *  - P = 4, 8 and 16, every collective: measured on a 16-core node (Xeon,
+ *    one rank per core, Open MPI 4.1.4 + UCX 1.13; contrib/tune.sh -r 2,
+ *    the rules files in the README's "Selection table" section), with
+ *    one-band blips of a 2-repetition run smoothed into their neighbours
+ *    (bcast 8: one_to_all at 16-32K; allreduce 8: bcube at 32-64K; reduce:
+ *    dbtree at 16-32K). The sizes between (3, 5-7, 9-15) keep the model's
+ *    bands until measured on a node with that many cores.
+ *  - small messages on a one-node communicator go through the shared-memory
+ *    tier (builtin_shm_rules below) before any of these rows.
  * contrib/tune.sh measures any machine and P and writes rules that
  * override these rows.
  */
@@ -49,10 +60,24 @@ static const char builtin_rules[] =
     "barrier        7-inf       *               dissemination\n"
     "\n"
     "bcast          1-2         *               binomial\n"
-    "bcast          3-8         0-64K-1         binomial\n"
-    "bcast          3-8         64K-inf         scatter_allgather\n"
-    "bcast          9-32        0-128K-1        binomial\n"
-    "bcast          9-32        128K-inf        scatter_allgather\n"
+    "bcast          3           0-64K-1         binomial\n"
+    "bcast          3           64K-inf         scatter_allgather\n"
+    "bcast          4           0-256K-1        one_to_all\n"
+    "bcast          4           256K-1M-1       scatter_allgather\n"
+    "bcast          4           1M-inf          dbtree\n"
+    "bcast          5-7         0-64K-1         binomial\n"
+    "bcast          5-7         64K-inf         scatter_allgather\n"
+    "bcast          8           0-127           one_to_all\n"
+    "bcast          8           128-32K-1       binomial\n"
+    "bcast          8           32K-128K-1      scatter_allgather\n"
+    "bcast          8           128K-inf        dbtree\n"
+    "bcast          9-15        0-128K-1        binomial\n"
+    "bcast          9-15        128K-inf        scatter_allgather\n"
+    "bcast          16          0-16K-1         binomial\n"
+    "bcast          16          16K-1M-1        scatter_allgather\n"
+    "bcast          16          1M-inf          dbtree\n"
+    "bcast          17-32       0-128K-1        binomial\n"
+    "bcast          17-32       128K-inf        scatter_allgather\n"
     "bcast          33-128      0-256K-1        binomial\n"
     "bcast          33-128      256K-inf        scatter_allgather\n"
     "bcast          129-512     0-512K-1        binomial\n"
@@ -62,25 +87,27 @@ static const char builtin_rules[] =
     "bcast          2049-inf    0-4M-1          binomial\n"
     "bcast          2049-inf    4M-inf          scatter_allgather\n"
     "\n"
-    "allreduce      1-2         0-511           bcube\n"
+    "allreduce      1-2         0-511           recursive_doubling\n"
     "allreduce      1-2         512-16M-1       halving_doubling\n"
     "allreduce      1-2         16M-inf         ring_chunked\n"
     "allreduce      3           0-128K-1        bcube              base=4\n"
     "allreduce      3           128K-inf        ring_chunked\n"
-    "allreduce      4           0-8K-1          recursive_doubling\n"
-    "allreduce      4           8K-256K-1       halving_doubling\n"
-    "allreduce      4           256K-inf        ring_chunked\n"
+    "allreduce      4           0-16K-1         recursive_doubling\n"
+    "allreduce      4           16K-1M-1        halving_doubling\n"
+    "allreduce      4           1M-2M-1         ring\n"
+    "allreduce      4           2M-inf          ring_chunked\n"
     "allreduce      5-7         0-8K-1          halving_doubling\n"
     "allreduce      5-7         8K-256K-1       bcube              base=4\n"
     "allreduce      5-7         256K-inf        ring_chunked\n"
-    "allreduce      8           0-4K-1          recursive_doubling\n"
-    "allreduce      8           4K-512K-1       halving_doubling\n"
-    "allreduce      8           512K-inf        ring_chunked\n"
+    "allreduce      8           0-16K-1         recursive_doubling\n"
+    "allreduce      8           16K-512K-1      halving_doubling\n"
+    "allreduce      8           512K-inf        ring\n"
     "allreduce      9-15        0-8K-1          halving_doubling\n"
     "allreduce      9-15        8K-512K-1       bcube              base=4\n"
     "allreduce      9-15        512K-inf        ring_chunked\n"
-    "allreduce      16          0-1M-1          halving_doubling\n"
-    "allreduce      16          1M-inf          ring_chunked\n"
+    "allreduce      16          0-8K-1          recursive_doubling\n"
+    "allreduce      16          8K-512K-1       bcube\n"
+    "allreduce      16          512K-inf        ring_chunked\n"
     "allreduce      17-32       0-2M-1          halving_doubling\n"
     "allreduce      17-32       2M-inf          ring_chunked\n"
     "allreduce      33-63       0-4M-1          halving_doubling\n"
@@ -122,14 +149,28 @@ static const char builtin_rules[] =
     "allreduce      4097-inf    256M-inf        ring_chunked\n"
     "\n"
     "reduce         1-2         *               binomial\n"
-    "reduce         3-inf       0-64K-1         binomial\n"
-    "reduce         3-inf       64K-inf         dbtree\n"
+    "reduce         3           0-64K-1         binomial\n"
+    "reduce         3           64K-inf         dbtree\n"
+    "reduce         4           0-512K-1        binomial\n"
+    "reduce         4           512K-inf        dbtree\n"
+    "reduce         5-7         0-64K-1         binomial\n"
+    "reduce         5-7         64K-inf         dbtree\n"
+    "reduce         8           0-512K-1        binomial\n"
+    "reduce         8           512K-inf        dbtree\n"
+    "reduce         9-15        0-64K-1         binomial\n"
+    "reduce         9-15        64K-inf         dbtree\n"
+    "reduce         16          0-128K-1        binomial\n"
+    "reduce         16          128K-inf        dbtree\n"
+    "reduce         17-inf      0-64K-1         binomial\n"
+    "reduce         17-inf      64K-inf         dbtree\n"
     "\n"
     "reduce_scatter 1-2         *               halving_doubling\n"
     "reduce_scatter 3           *               ring\n"
-    "reduce_scatter 4           *               halving_doubling\n"
+    "reduce_scatter 4           0-32K-1         halving_doubling\n"
+    "reduce_scatter 4           32K-inf         ring\n"
     "reduce_scatter 5-7         *               ring\n"
-    "reduce_scatter 8           *               halving_doubling\n"
+    "reduce_scatter 8           0-2M-1          halving_doubling\n"
+    "reduce_scatter 8           2M-inf          ring\n"
     "reduce_scatter 9-15        *               ring\n"
     "reduce_scatter 16          *               halving_doubling\n"
     "reduce_scatter 17-31       *               ring\n"
@@ -151,10 +192,17 @@ static const char builtin_rules[] =
     "reduce_scatter 4097-inf    *               ring\n"
     "\n"
     "allgather      1-3         *               ring\n"
-    "allgather      4-8         0-4K-1          recursive_doubling\n"
-    "allgather      4-8         4K-inf          ring\n"
-    "allgather      9-inf       0-16K-1         recursive_doubling\n"
-    "allgather      9-inf       16K-inf         ring\n";
+    "allgather      4           *               recursive_doubling\n"
+    "allgather      5-7         0-4K-1          recursive_doubling\n"
+    "allgather      5-7         4K-inf          ring\n"
+    "allgather      8           0-64K-1         recursive_doubling\n"
+    "allgather      8           64K-inf         ring\n"
+    "allgather      9-15        0-16K-1         recursive_doubling\n"
+    "allgather      9-15        16K-inf         ring\n"
+    "allgather      16          0-1M-1          recursive_doubling\n"
+    "allgather      16          1M-inf          ring\n"
+    "allgather      17-inf      0-16K-1         recursive_doubling\n"
+    "allgather      17-inf      16K-inf         ring\n";
 
 /* Where the shared-memory tier takes over on a communicator that has a
  * segment (every rank on one node, set up after a few calls: coll/

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make-kit.sh - pack what a bare GPU machine (no Open MPI, no UCX, no package registry) needs to
+# run braid's GPU tests and benchmarks: Debian's Open MPI 4.1 + UCX runtime unpacked into a
+# relocatable prefix, the project tree with its build directory, and the runner (device-run.sh).
+#
+#   contrib/devkit/make-kit.sh [BUILD_DIR]       # from the project root; BUILD_DIR default: build
+#
+# Then copy .devkit to the GPU machine and run "bash .devkit/device-run.sh [WHAT]" there (README.md).
+# The build must be configured with CUDA (nvcc present) and have its check programs built:
+# this script runs `make -j2 check TESTS=` in BUILD_DIR for that.
+set -euo pipefail
+top=$(git rev-parse --show-toplevel); here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-build}; [ -d "$top/$build" ] || { echo "make-kit: no build directory $top/$build (run contrib/build.sh first)" >&2; exit 1; }
+kit=$top/.devkit; mkdir -p "$kit/debs"
+grep -qx '/.devkit/' "$top/.git/info/exclude" 2>/dev/null || { mkdir -p "$top/.git/info"; echo '/.devkit/' >>"$top/.git/info/exclude"; }
+(cd "$top/$build" && make -j2 >/dev/null && make -j2 check TESTS= >/dev/null)
+grep -q 'CUDA: *yes' "$top/$build/config.log" 2>/dev/null || grep -q 'BRAID_CUDA_ARCHS=.[0-9]' "$top/$build/config.log" || echo "make-kit: warning: this build has no CUDA" >&2
+pkgs="openmpi-bin openmpi-common libopenmpi3 libucx0 libpmix2 libevent-core-2.1-7 libevent-pthreads-2.1-7 libevent-2.1-7
+      libhwloc15 libnuma1 libsubunit0 libfabric1 libibverbs1 librdmacm1 libnl-3-200 libnl-route-3-200
+      libpsm-infinipath1 libpsm2-2 libmunge2 libxnvctrl0 libltdl7"
+(cd "$kit/debs" && apt-get download $pkgs >/dev/null 2>&1) || { echo "make-kit: apt-get download failed (run apt-get update once)" >&2; exit 1; }
+rm -rf "$kit/root" && mkdir -p "$kit/root" && for d in "$kit"/debs/*.deb; do dpkg -x "$d" "$kit/root"; done
+tar -C "$kit" -czf "$kit/ompi-root.tgz" root && rm -rf "$kit/root" "$kit/debs"
+# the project and its build tree, without object files
+tar -C "$top" --exclude=.git --exclude=.devkit --exclude='*.o' --exclude='*.lo' --exclude='build-san' -czf "$kit/tree.tgz" .
+echo "$build" >"$kit/build-dir"
+cp "$here/device-run.sh" "$kit/"
+du -sh "$kit" | awk '{print "make-kit: " $1 " in .devkit (limit for a device call: 64 MiB with the checkout)"}'
