@@ -55,7 +55,9 @@ typedef struct mca_coll_braid_component_t {
     int topo_aware;            /* coll_braid_topo_aware: order ranks by node (read per communicator) */
     int test_nodes;            /* coll_braid_test_nodes: N > 0 puts process r on node r % N (tests) */
     int thread_serialize;      /* coll_braid_thread_serialize: braid's mutex, not UCX's thread mode */
+    int preconnect;            /* coll_braid_preconnect: endpoints made at enable up to this size */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
+    bool multi_node;           /* node_key holds more than one node */
 
     /* state */
     int output;            /* opal_output stream */
@@ -109,7 +111,7 @@ typedef struct mca_coll_braid_module_t {
     braid_ucx_comm_t *tcomm;     /* transport state */
     braid_comm_t bcomm;          /* the algorithms' view, bound to tcomm */
     braid_scratch_t scratch;     /* reused across calls */
-    size_t *rcounts;             /* size entries: MPI_Reduce_scatter's counts */
+    size_t *rcounts;             /* size entries: MPI_Reduce_scatter's counts (first call) */
     /* per-call caches: the last choice per collective, and the last
      * reduction binding when it is a predefined (type, op) pair, whose
      * handles are never freed and reused */
@@ -120,6 +122,7 @@ typedef struct mca_coll_braid_module_t {
      * run on topo_view (bcomm in node order) when topo_ordered; the
      * hierarchical allreduce's node and leader views are made on first use */
     braid_topo_t topo;
+    bool topo_ready;             /* topo is built (in a single-node job: on first use) */
     bool topo_ordered;
     braid_subcomm_t topo_view;
     size_t *topo_counts;         /* 2P + 1: reduce-scatter block starts and counts in node order */
@@ -224,7 +227,8 @@ int mca_coll_braid_shadow_finish(void *handle, bool copy_back);
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 
 /* topology (coll_braid_topo.c) */
-int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m, const int *proc_index);
+/* m's grouping by node, from its transport's rank -> process map */
+int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m);
 void mca_coll_braid_topo_release(mca_coll_braid_module_t *m);
 /* this collective runs in node order on m (same answer on every rank) */
 bool mca_coll_braid_node_ordered(const mca_coll_braid_module_t *m, braid_coll_t coll,
