@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # comm_cycle.sh - what a communicator and a first call cost under braid and
 # under tuned: comm_cycle (comm_cycle.c says what it measures) run in
-# interleaved repetitions (rep 1: braid, tuned; rep 2: ...), with
+# interleaved repetitions whose order rotates (rep 1: braid, tuned; rep 2:
+# tuned, braid; ...: on this machine the run that follows another one was
+# measured up to 15% slower, whatever it ran), with
 # malloc_count.so preloaded to count the process's allocations; per row the
 # median over repetitions. Prints the load average before and after.
 #
@@ -16,7 +18,11 @@
 # only (e.g. --mca coll_braid_preconnect 0).
 # Table: section, kind, braid us, tuned us, braid/tuned (> 1: braid slower),
 # and the allocations per call of each (rank 0's process; "-" where not
-# counted); with -a also the other build's us and allocations.
+# counted); with -a also the other build's us and allocations. A second
+# table gives the communicator cycles' best run (the minimum over
+# repetitions): on this machine a whole mpirun lands in a fast or a slow
+# mode (dup+free 7-9 us or 11-13 us, whatever the component), and the
+# median then says more about the draw than about the component.
 # BIND=core in the environment binds the ranks (mpirun --bind-to; default
 # none, as braid_bench's scripts run).
 set -euo pipefail
@@ -65,10 +71,16 @@ run() { # variant component-dir extra-mpirun-args...
 }
 echo "# np=$np, $reps repetitions, 20 rounds of $cycles cycles, $fresh fresh communicators, --bind-to $bind; $(uname -n), $(nproc) cores"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-for ((rep = 1; rep <= reps; rep++)); do
-    [ -n "$otherdir" ] && run other "$otherdir" ${braid_args[@]+"${braid_args[@]}"}
-    run braid "$compdir" ${braid_args[@]+"${braid_args[@]}"}
-    run tuned "$compdir" --mca coll '^braid'
+variants=(braid tuned)
+[ -n "$otherdir" ] && variants=(other braid tuned)
+for ((rep = 0; rep < reps; rep++)); do
+    for ((i = 0; i < ${#variants[@]}; i++)); do
+        case ${variants[(rep + i) % ${#variants[@]}]} in
+        other) run other "$otherdir" ${braid_args[@]+"${braid_args[@]}"} ;;
+        braid) run braid "$compdir" ${braid_args[@]+"${braid_args[@]}"} ;;
+        tuned) run tuned "$compdir" --mca coll '^braid' ;;
+        esac
+    done
 done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -n "$out" ] && cp "$raw" "$out"
@@ -97,4 +109,16 @@ for k in order:
     print(f"{k[0]:14} {k[1]:26} " + (f"{med(us, k, 'other'):10.2f} " if other else "") +
           f"{b:10.2f} {t:10.2f} {r:6.2f} " + (f"{fa(med(al, k, 'other')):>13} " if other else "") +
           f"{fa(med(al, k, 'braid')):>13} {fa(med(al, k, 'tuned')):>13}")
+def best(k, v):
+    x = us.get((k, v))
+    return min(x) if x else float("nan")
+print()
+print("best run (minimum over repetitions):")
+print(f"{'section':14} {'kind':26} " + (f"{'other us':>10} " if other else "") +
+      f"{'braid us':>10} {'tuned us':>10} {'b/t':>6}")
+for k in order:
+    if not k[0].startswith("cycle"): continue
+    b, t = best(k, "braid"), best(k, "tuned")
+    print(f"{k[0]:14} {k[1]:26} " + (f"{best(k, 'other'):10.2f} " if other else "") +
+          f"{b:10.2f} {t:10.2f} {b / t if t > 0 else float('nan'):6.2f}")
 PY
