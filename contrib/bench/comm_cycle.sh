@@ -86,7 +86,11 @@ echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -n "$out" ] && cp "$raw" "$out"
 # variant,section,kind,us,allocs
 python3 - "$raw" <<'PY'
-import csv, statistics, sys
+import csv, sys
+def median(x):   # (python3-minimal has no statistics module)
+    x = sorted(x)
+    n = len(x)
+    return x[n // 2] if n % 2 else 0.5 * (x[n // 2 - 1] + x[n // 2])
 us, al, order = {}, {}, []
 for row in csv.reader(open(sys.argv[1])):
     v, sec, kind, t, a = row[0], row[1], row[2], float(row[3]), float(row[4])
@@ -96,7 +100,7 @@ for row in csv.reader(open(sys.argv[1])):
     al.setdefault((k, v), []).append(a)
 def med(d, k, v):
     x = d.get((k, v))
-    return statistics.median(x) if x else float("nan")
+    return median(x) if x else float("nan")
 def fa(x):
     return "-" if x != x or x < 0 else f"{x:.2f}"
 other = any(v == "other" for (_, v) in us)
