@@ -63,7 +63,11 @@ int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m)
     int P = m->bcomm.size;
     m->topo_ordered = false;
     if (!c->multi_node) {
-        /* one node: one group, rank order (what topo_build would find) */
+        /* one node: one group, rank order (what topo_build would find);
+         * size and nnodes are right already, the arrays come with
+         * topo_build */
+        m->topo.size = P;
+        m->topo.nnodes = 1;
         if (0 == m->bcomm.rank)
             opal_output_verbose(10, c->output, "braid: %s: %d ranks on 1 node(s); algorithms run "
                                 "in rank order", m->comm->c_name, P);
