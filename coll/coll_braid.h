@@ -62,7 +62,9 @@ typedef struct mca_coll_braid_component_t {
     int shm_slot_size;         /* coll_braid_shm_slot_size: bytes per rank and cell */
     int shm_cells;             /* coll_braid_shm_cells: cells in rotation */
     int shm_inject_failure;    /* coll_braid_shm_inject_failure (tests), < 0 = off */
+    int preconnect;            /* coll_braid_preconnect: endpoints made at enable up to this size */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
+    bool multi_node;           /* node_key holds more than one node */
 
     /* state */
     int output;            /* opal_output stream */
@@ -116,7 +118,7 @@ typedef struct mca_coll_braid_module_t {
     braid_ucx_comm_t *tcomm;     /* transport state */
     braid_comm_t bcomm;          /* the algorithms' view, bound to tcomm */
     braid_scratch_t scratch;     /* reused across calls */
-    size_t *rcounts;             /* size entries: MPI_Reduce_scatter's counts */
+    size_t *rcounts;             /* size entries: MPI_Reduce_scatter's counts (first call) */
     /* per-call caches: the last choice per collective, and the last
      * reduction binding when it is a predefined (type, op) pair, whose
      * handles are never freed and reused */
@@ -127,6 +129,7 @@ typedef struct mca_coll_braid_module_t {
      * run on topo_view (bcomm in node order) when topo_ordered; the
      * hierarchical allreduce's node and leader views are made on first use */
     braid_topo_t topo;
+    bool topo_ready;             /* topo is built (in a single-node job: on first use) */
     bool topo_ordered;
     braid_subcomm_t topo_view;
     size_t *topo_counts;         /* 2P + 1: reduce-scatter block starts and counts in node order */
@@ -239,7 +242,8 @@ int mca_coll_braid_shadow_finish(void *handle, bool copy_back);
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 
 /* topology (coll_braid_topo.c) */
-int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m, const int *proc_index);
+/* m's grouping by node, from its transport's rank -> process map */
+int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m);
 void mca_coll_braid_topo_release(mca_coll_braid_module_t *m);
 /* this collective runs in node order on m (same answer on every rank) */
 bool mca_coll_braid_node_ordered(const mca_coll_braid_module_t *m, braid_coll_t coll,

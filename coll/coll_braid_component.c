@@ -15,19 +15,29 @@
 #include "opal/mca/base/mca_base_var.h"
 
 /* MPI_T performance variables: braid's sends counted by whether the peer is
- * on this node (ucx_transport counts them). */
+ * on this node, and the UCX endpoints it has made (ucx_transport counts
+ * them). */
 static void register_pvars(const mca_base_component_t *v)
 {
     braid_ucx_counters_t *k = braid_ucx_counters();
-    const struct { const char *name, *desc; unsigned long long *value; } pvars[] = {
-        { "intra_node_msgs", "Messages braid sent to processes on this node", &k->intra_node_msgs },
-        { "intra_node_bytes", "Bytes braid sent to processes on this node", &k->intra_node_bytes },
-        { "inter_node_msgs", "Messages braid sent to processes on other nodes", &k->inter_node_msgs },
-        { "inter_node_bytes", "Bytes braid sent to processes on other nodes", &k->inter_node_bytes },
+    /* counters read as what was added since the handle was made (MPI_T's
+     * rule for counters); the endpoints as a level, the number there is */
+    const struct { const char *name, *desc; unsigned long long *value; int cls; } pvars[] = {
+        { "intra_node_msgs", "Messages braid sent to processes on this node", &k->intra_node_msgs,
+          MCA_BASE_PVAR_CLASS_COUNTER },
+        { "intra_node_bytes", "Bytes braid sent to processes on this node", &k->intra_node_bytes,
+          MCA_BASE_PVAR_CLASS_COUNTER },
+        { "inter_node_msgs", "Messages braid sent to processes on other nodes",
+          &k->inter_node_msgs, MCA_BASE_PVAR_CLASS_COUNTER },
+        { "inter_node_bytes", "Bytes braid sent to processes on other nodes",
+          &k->inter_node_bytes, MCA_BASE_PVAR_CLASS_COUNTER },
+        { "endpoints", "UCX endpoints this process has made for braid (at most one per peer "
+          "process, shared by every communicator; made in MPI_Init up to coll_braid_preconnect "
+          "processes)", &k->endpoints, MCA_BASE_PVAR_CLASS_LEVEL },
     };
     for (size_t i = 0; i < sizeof(pvars) / sizeof(pvars[0]); i++)
         (void)mca_base_component_pvar_register(
-            v, pvars[i].name, pvars[i].desc, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            v, pvars[i].name, pvars[i].desc, OPAL_INFO_LVL_4, pvars[i].cls,
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
             MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
             pvars[i].value);
@@ -228,6 +238,15 @@ static int braid_register(void)
         "on node r % N (as mpirun --map-by node over N hosts); 0 = the real node names",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL_EQ,
         &c->test_nodes);
+    c->preconnect = 256;
+    (void)mca_base_component_var_register(v, "preconnect",
+        "Make the UCX endpoints to a communicator's processes when braid is enabled on it "
+        "(MPI_COMM_WORLD: in MPI_Init), so that no collective pays for them, for communicators "
+        "of up to this many processes (default 256); larger ones, and all with 0, make each "
+        "endpoint at its first message. Endpoints are per process pair and shared by every "
+        "communicator: once made, a new communicator makes none",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &c->preconnect);
     c->thread_serialize = 0;
     (void)mca_base_component_var_register(v, "thread_serialize",
         "With MPI_THREAD_MULTIPLE: keep threads apart on braid's UCX worker with UCX's own "

@@ -21,6 +21,7 @@
  */
 #include "coll_braid.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "ompi/datatype/ompi_datatype.h"
@@ -261,6 +262,10 @@ int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     size_t total = 0;
+    /* made by the communicator's first MPI_Reduce_scatter (a failure is
+     * what a failed scratch allocation is: MPI_ERR_NO_MEM) */
+    if (NULL == m->rcounts && NULL == (m->rcounts = malloc((size_t)m->bcomm.size * sizeof(size_t))))
+        return MPI_ERR_NO_MEM;
     for (int i = 0; i < m->bcomm.size; i++) {
         m->rcounts[i] = rcounts[i] > 0 ? (size_t)rcounts[i] : 0;
         total += m->rcounts[i];

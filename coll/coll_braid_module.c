@@ -31,6 +31,7 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     m->op_cache_valid = false;
     m->cuda = NULL;
     memset(&m->topo, 0, sizeof(m->topo));
+    m->topo_ready = false;
     memset(&m->topo_view, 0, sizeof(m->topo_view));
     memset(&m->node_view, 0, sizeof(m->node_view));
     memset(&m->leader_view, 0, sizeof(m->leader_view));
@@ -149,10 +150,12 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
     rc = m->prev.allgather(mine, (int)stride, MPI_BYTE, all, (int)stride, MPI_BYTE, comm,
                            m->prev.allgather_module);
     if (OMPI_SUCCESS == rc) {
+        c->multi_node = false;
         for (int i = 0; i < P; i++) {
             memcpy(&l64, all + (size_t)i * stride, sizeof(l64));
             lens[i] = (size_t)l64;
             memcpy(&c->node_key[i], all + (size_t)i * stride + sizeof(l64), sizeof(uint64_t));
+            if (c->node_key[i] != c->node_key[0]) c->multi_node = true;
         }
         rc = braid_ucx_set_peers(P, all + 2 * sizeof(uint64_t), stride, lens);
         if (BRAID_OK == rc) rc = braid_ucx_set_nodes(P, c->node_key, rank);
@@ -161,6 +164,9 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
     free(mine); free(all); free(lens);
     if (OMPI_SUCCESS == rc) {
         c->transport_ready = true;
+        /* the built-in selection table is parsed on its first use: here,
+         * not in the first collective (80 us) */
+        (void)braid_table_builtin();
         if (0 == rank && cfg.thread_multiple)
             opal_output_verbose(10, c->output, "braid: MPI_THREAD_MULTIPLE: collectives on "
                                 "different communicators run concurrently; threads kept apart "
@@ -267,6 +273,34 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
     return &m->super;
 }
 
+/* One barrier of braid's own over MPI_COMM_WORLD's fresh endpoints, in
+ * MPI_Init: the first messages of a process pay for what UCX and braid
+ * set up on first use (UCX's request pool, the first touch of each peer's
+ * shared-memory FIFO, code paths run the first time), about 100 us that
+ * the application's first collective paid before. Run only when every
+ * process made its endpoints (agreed over the previous module's
+ * allreduce: the same decision on every rank). No trace line, no scratch;
+ * a failure is logged and left to the first collective. */
+static void warm_up(mca_coll_braid_module_t *m, bool connected)
+{
+    int mine = connected ? 1 : 0, all = 0;
+    if (OMPI_SUCCESS != m->prev.allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, m->comm,
+                                          m->prev.allreduce_module) || !all)
+        return;
+    braid_choice_t ch = mca_coll_braid_choose(m, BRAID_COLL_BARRIER, 0);
+    const braid_algorithm_t *alg = braid_algorithm(BRAID_COLL_BARRIER, ch.alg);
+    if (NULL == alg) return;
+    braid_coll_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.scratch = &m->scratch;
+    a.params = ch.params;
+    braid_ucx_comm_begin(m->tcomm);
+    int rc = alg->run(&m->bcomm, &a);
+    if (BRAID_OK != rc)
+        opal_output_verbose(1, mca_coll_braid_component.output, "braid: warm-up barrier on %s "
+                            "failed (braid code %d)", m->comm->c_name, rc);
+}
+
 #define SAVE_PREV(m, comm, name, ok)                                            \
     do {                                                                        \
         (m)->prev.name = (comm)->c_coll->coll_##name;                           \
@@ -304,23 +338,36 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
         if (OMPI_SUCCESS != rc) return rc;
     }
 
+    /* What a communicator costs (comm_cycle.sh measures it against tuned):
+     * the module, the transport state with its rank -> process map (one
+     * allocation), the node grouping only in a job that spans nodes
+     * (coll_braid_topo.c), and no endpoint once every peer process has
+     * one. MPI_Reduce_scatter's counts and the scratch buffers come with
+     * the first call that needs them. */
     int P = ompi_comm_size(comm);
-    m->rcounts = calloc((size_t)P, sizeof(size_t));
-    if (NULL == m->rcounts) return OMPI_ERR_OUT_OF_RESOURCE;
-    int *proc_index = malloc((size_t)P * sizeof(int));
-    if (NULL == proc_index) return OMPI_ERR_OUT_OF_RESOURCE;
-    for (int i = 0; i < P; i++)
-        proc_index[i] = (int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid;
     uint32_t cid = 0;
     (void)mca_coll_braid_comm_cid(comm, &cid);     /* comm_query checked it */
-    m->tcomm = braid_ucx_comm_create(cid, ompi_comm_rank(comm), P, proc_index);
-    int rc = OMPI_ERR_OUT_OF_RESOURCE;
-    if (NULL != m->tcomm) {
-        braid_ucx_comm_bind(m->tcomm, &m->bcomm);
-        rc = mca_coll_braid_topo_setup(m, proc_index);
-    }
-    free(proc_index);
+    m->tcomm = braid_ucx_comm_create(cid, ompi_comm_rank(comm), P, NULL);
+    if (NULL == m->tcomm) return OMPI_ERR_OUT_OF_RESOURCE;
+    int *proc_index = braid_ucx_comm_procs(m->tcomm);
+    for (int i = 0; i < P; i++)
+        proc_index[i] = (int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid;
+    braid_ucx_comm_bind(m->tcomm, &m->bcomm);
+    int rc = mca_coll_braid_topo_setup(m);
     if (OMPI_SUCCESS != rc) return rc;
+    /* Wire the endpoints up now rather than in the first collective, where
+     * the first message to each peer paid for ucp_ep_create (a few hundred
+     * us for the first one; README "Communicator cost and the first
+     * call"). A failure here is not fatal: the endpoint is tried again at
+     * its first message. */
+    if (P > 1 && P <= c->preconnect) {
+        bool connected = BRAID_OK == braid_ucx_comm_connect(m->tcomm);
+        if (!connected)
+            opal_output_verbose(1, c->output, "braid: %s: some UCX endpoints could not be made "
+                                "in advance; they are tried again at their first message",
+                                comm->c_name);
+        if (comm == &ompi_mpi_comm_world.comm) warm_up(m, connected);
+    }
     if (c->inject_alloc_failure >= 0) {
         m->scratch.fail_alloc = 1;
         m->scratch.allocs_before_failure = (unsigned)c->inject_alloc_failure;

@@ -10,6 +10,9 @@
  *    (and for non-commutative ops); allgather and reduce-scatter blocks are
  *    laid out in node order around the run;
  *  - the node and leader views of the hierarchical allreduce.
+ * In a job on one node every communicator is one group in rank order: the
+ * grouping is then built only if the hierarchical allreduce asks for it,
+ * so creating a communicator does not pay for it.
  * A grouping only changes which messages cross nodes, never a result, and
  * every rank builds it from the same exchanged table, so every rank of a
  * communicator runs the same schedule.
@@ -37,16 +40,41 @@ uint64_t mca_coll_braid_node_key(const char *nodename, int world_rank)
     return h;
 }
 
-int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m, const int *proc_index)
+/* m->topo from the exchanged node keys of m's processes */
+static int topo_build(mca_coll_braid_module_t *m)
 {
     mca_coll_braid_component_t *c = cmp();
+    if (m->topo_ready) return OMPI_SUCCESS;
     int P = m->bcomm.size;
+    const int *proc_index = braid_ucx_comm_procs(m->tcomm);
     uint64_t *keys = malloc((size_t)P * sizeof(uint64_t));
     if (NULL == keys) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < P; i++) keys[i] = c->node_key ? c->node_key[proc_index[i]] : 0;
     int rc = braid_topo_init(&m->topo, P, keys);
     free(keys);
     if (BRAID_OK != rc) return OMPI_ERR_OUT_OF_RESOURCE;
+    m->topo_ready = true;
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m)
+{
+    mca_coll_braid_component_t *c = cmp();
+    int P = m->bcomm.size;
+    m->topo_ordered = false;
+    if (!c->multi_node) {
+        /* one node: one group, rank order (what topo_build would find);
+         * size and nnodes are right already, the arrays come with
+         * topo_build */
+        m->topo.size = P;
+        m->topo.nnodes = 1;
+        if (0 == m->bcomm.rank)
+            opal_output_verbose(10, c->output, "braid: %s: %d ranks on 1 node(s); algorithms run "
+                                "in rank order", m->comm->c_name, P);
+        return OMPI_SUCCESS;
+    }
+    int rc = topo_build(m);
+    if (OMPI_SUCCESS != rc) return rc;
     m->topo_ordered = c->topo_aware && m->topo.nnodes > 1 && !braid_topo_is_grouped(&m->topo);
     if (m->topo_ordered) {
         /* reduce-scatter's block starts (P + 1) and counts in view order (P) */
@@ -68,6 +96,7 @@ void mca_coll_braid_topo_release(mca_coll_braid_module_t *m)
     braid_subcomm_fini(&m->node_view);
     braid_subcomm_fini(&m->leader_view);
     braid_topo_fini(&m->topo);
+    m->topo_ready = false;
     free(m->topo_counts);
     m->topo_counts = NULL;
     m->topo_ordered = false;
@@ -102,6 +131,7 @@ bool mca_coll_braid_node_ordered(const mca_coll_braid_module_t *m, braid_coll_t 
 int mca_coll_braid_hier_views(mca_coll_braid_module_t *m)
 {
     if (m->hier_ready) return OMPI_SUCCESS;
+    if (OMPI_SUCCESS != topo_build(m)) return OMPI_ERR_OUT_OF_RESOURCE;
     const braid_topo_t *t = &m->topo;
     int node = t->node_of[m->bcomm.rank];
     int *leaders = malloc((size_t)t->nnodes * sizeof(int));

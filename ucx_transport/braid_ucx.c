@@ -7,9 +7,10 @@
  *  - the worker: UCX's own lock (UCS_THREAD_MODE_MULTI), or braid's mutex
  *    around every worker call (cfg.serialize, or UCX built without thread
  *    support); opal_progress may call braid_ucx_progress from any thread;
- *  - the endpoint table: endpoints are made on first use by whichever
- *    thread sends first, so creation is under ep_mutex and the pointer is
- *    published with a release store;
+ *  - the endpoint table: endpoints are made when a communicator is enabled
+ *    (braid_ucx_comm_connect) or on first use by whichever thread sends
+ *    first, so creation is under ep_mutex and the pointer is published
+ *    with a release store (as is all_connected);
  *  - the traffic counters: atomic adds;
  *  - the count of waiting threads, which decides whether an idle wait
  *    yields the core (yield_now).
@@ -32,7 +33,7 @@
 
 typedef struct braid_ucx_peer {
     void *addr;          /* remote worker address */
-    ucp_ep_h ep;         /* created on first use */
+    ucp_ep_h ep;         /* made by braid_ucx_comm_connect or on first use */
 } braid_ucx_peer_t;
 
 static struct {
@@ -47,6 +48,9 @@ static struct {
     int npeers;
     braid_ucx_peer_t *peers;
     bool *peer_off_node;  /* per process: on another node (NULL: all local) */
+    int self;             /* this process's index (braid_ucx_set_nodes), -1 unknown */
+    int connected;        /* endpoints made to processes other than self */
+    bool all_connected;   /* connected == npeers - 1: every connect is a no-op */
 } g;
 
 /* outside g: finalize clears g, the counters' address must stay valid */
@@ -92,7 +96,7 @@ struct braid_ucx_comm {
     uint32_t seq;
     int rank;
     int size;
-    int *proc_index;
+    int proc_index[];    /* size entries, in the same allocation */
 };
 
 static void log_msg(int level, const char *fmt, ...)
@@ -153,6 +157,7 @@ int braid_ucx_init(const braid_ucx_config_t *cfg)
     ucs_status_t st;
     if (g.ready) return BRAID_OK;
     memset(&g, 0, sizeof(g));
+    g.self = -1;
     if (cfg) g.cfg = *cfg;
 
     st = ucp_config_read(NULL, NULL, &config);
@@ -228,6 +233,7 @@ int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc)
     for (int i = 0; i < nprocs; i++) off[i] = node_keys[i] != node_keys[my_proc];
     free(g.peer_off_node);
     g.peer_off_node = off;
+    g.self = my_proc;
     return BRAID_OK;
 }
 
@@ -273,10 +279,19 @@ static ucs_status_t wait_request(void *req)
 
 /* Called from opal_progress by any thread: under braid's mutex, a thread
  * that finds the worker held leaves it to the holder, which is progressing
- * it (waiting for the lock here would only queue the callers up). */
+ * it (waiting for the lock here would only queue the callers up).
+ * braid's own waits progress the worker directly; this hook is only there
+ * so that a peer's handshakes move while this process waits in the rest of
+ * MPI, so it polls every BRAID_UCX_HOOK_EVERY-th call: every other MPI wait
+ * (a pml receive, another component's collective) then pays for UCX's
+ * progress once in that many loops instead of every loop. */
+#define BRAID_UCX_HOOK_EVERY 16
 int braid_ucx_progress(void)
 {
+    static unsigned tick;
     if (!g.ready) return 0;
+    unsigned t = g.mt ? __atomic_add_fetch(&tick, 1, __ATOMIC_RELAXED) : ++tick;
+    if (t % BRAID_UCX_HOOK_EVERY) return 0;
     if (!g.lock_worker) return (int)ucp_worker_progress(g.worker);
     if (0 != pthread_mutex_trylock(&worker_mutex)) return 0;
     int n = (int)ucp_worker_progress(g.worker);
@@ -319,9 +334,10 @@ void braid_ucx_finalize(void)
     memset(&g, 0, sizeof(g));
 }
 
-/* The first send to a process makes its endpoint. Two threads may send to
- * it first at once: one makes it under ep_mutex, the other finds it made
- * (one endpoint per peer, none leaked). */
+/* An endpoint is made when a communicator holding its process is enabled
+ * (braid_ucx_comm_connect) or else by the first send to it. Two threads
+ * may make it at once: one makes it under ep_mutex, the other finds it
+ * made (one endpoint per peer, none leaked). */
 static ucp_ep_h create_ep(braid_ucx_peer_t *p, int proc)
 {
     if (g.mt) pthread_mutex_lock(&ep_mutex);
@@ -337,6 +353,10 @@ static ucp_ep_h create_ep(braid_ucx_peer_t *p, int proc)
         if (UCS_OK != st) {
             log_msg(1, "ucp_ep_create to process %d failed: %s", proc, ucs_status_string(st));
             ep = NULL;
+        } else {
+            counter_add(&counters.endpoints, 1);
+            if (proc != g.self && ++g.connected == g.npeers - 1 && g.self >= 0)
+                __atomic_store_n(&g.all_connected, true, __ATOMIC_RELEASE);
         }
         /* published whole: a thread reading it unlocked sees NULL or a made endpoint */
         __atomic_store_n(&p->ep, ep, __ATOMIC_RELEASE);
@@ -359,26 +379,41 @@ static ucp_ep_h get_ep(int proc)
 
 braid_ucx_comm_t *braid_ucx_comm_create(uint32_t cid, int rank, int size, const int *proc_index)
 {
-    if (cid > BRAID_TAG_MAX_CID || size > (int)BRAID_TAG_MAX_RANKS) return NULL;
-    braid_ucx_comm_t *c = calloc(1, sizeof(*c));
+    if (cid > BRAID_TAG_MAX_CID || size < 1 || size > (int)BRAID_TAG_MAX_RANKS) return NULL;
+    braid_ucx_comm_t *c = malloc(sizeof(*c) + (size_t)size * sizeof(int));
     if (NULL == c) return NULL;
-    c->proc_index = malloc((size_t)size * sizeof(int));
-    if (NULL == c->proc_index) {
-        free(c);
-        return NULL;
-    }
-    memcpy(c->proc_index, proc_index, (size_t)size * sizeof(int));
+    if (NULL != proc_index) memcpy(c->proc_index, proc_index, (size_t)size * sizeof(int));
+    else memset(c->proc_index, 0, (size_t)size * sizeof(int));
     c->cid = cid;
+    c->seq = 0;
     c->rank = rank;
     c->size = size;
     return c;
 }
 
+int *braid_ucx_comm_procs(braid_ucx_comm_t *c) { return c->proc_index; }
+
 void braid_ucx_comm_destroy(braid_ucx_comm_t *c)
 {
-    if (NULL == c) return;
-    free(c->proc_index);
     free(c);
+}
+
+/* Endpoints are per process, shared by every communicator: once every
+ * other process of the job has one, a new communicator costs one load
+ * here. Otherwise its ranks are walked and the missing endpoints made
+ * (ucp_ep_create is local for shared memory; for network transports it
+ * starts the wire-up, which the worker's progress completes). */
+int braid_ucx_comm_connect(braid_ucx_comm_t *c)
+{
+    if (!g.ready) return BRAID_ERR_TRANSPORT;
+    if (__atomic_load_n(&g.all_connected, __ATOMIC_ACQUIRE)) return BRAID_OK;
+    int rc = BRAID_OK;
+    for (int r = 0; r < c->size; r++) {
+        int proc = c->proc_index[r];
+        if (r == c->rank || proc == g.self) continue;
+        if (NULL == get_ep(proc)) rc = BRAID_ERR_TRANSPORT;
+    }
+    return rc;
 }
 
 void braid_ucx_comm_begin(braid_ucx_comm_t *c) { c->seq++; }

@@ -4,7 +4,8 @@
  * One ucp context and worker per process. Worker addresses of every process
  * of the job are exchanged once (the component does the exchange with the
  * communicator's previous collectives and hands the table here); endpoints
- * are created on first use and shared by every communicator. A communicator
+ * are made when a communicator is enabled (braid_ucx_comm_connect) or on
+ * first use, one per peer process, shared by every communicator. A communicator
  * is a braid_ucx_comm_t: its context id, a collective sequence number and
  * the map from communicator rank to process index. Tags are laid out in
  * braid_tag.h.
@@ -64,7 +65,9 @@ int braid_ucx_set_peers(int nprocs, const void *addrs, size_t stride, const size
 int braid_ucx_npeers(void);
 
 /* Which node each process is on: node_keys[i] for process i (equal keys =
- * same node; nprocs entries, copied). Only the traffic counters use it. */
+ * same node; nprocs entries, copied), and which process this is. The
+ * traffic counters use the keys; braid_ucx_comm_connect's shortcut (every
+ * peer connected) needs my_proc. */
 int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc);
 
 /* Messages and bytes this process has sent, by whether the peer is on this
@@ -76,13 +79,17 @@ int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc);
 typedef struct braid_ucx_counters {
     unsigned long long intra_node_msgs, intra_node_bytes;
     unsigned long long inter_node_msgs, inter_node_bytes;
+    /* UCX endpoints this process has made (at most one per peer process;
+     * closed only by braid_ucx_finalize, which does not reset this) */
+    unsigned long long endpoints;
 } braid_ucx_counters_t;
 braid_ucx_counters_t *braid_ucx_counters(void);
 
-/* Progress the worker once (for the MPI library's progress loop, so that
- * braid's outstanding sends - e.g. a TCP connection handshake or a
- * rendezvous - complete while this process is busy elsewhere). Returns
- * the number of events progressed; 0 when the transport is not up. */
+/* The MPI library's progress hook (so that braid's outstanding sends - e.g.
+ * a TCP connection handshake or a rendezvous - complete while this process
+ * waits elsewhere in MPI): progresses the worker on every 16th call
+ * (braid's own waits progress it directly). Returns the number of events
+ * progressed; 0 when the transport is not up or on the calls in between. */
 int braid_ucx_progress(void);
 
 /* Close endpoints, destroy the worker and context. */
@@ -94,10 +101,19 @@ void braid_ucx_finalize(void);
 typedef struct braid_ucx_comm braid_ucx_comm_t;
 
 /* proc_index[i] is the process index (as in braid_ucx_set_peers) of
- * communicator rank i; copied. */
+ * communicator rank i; copied. NULL: the caller fills the map through
+ * braid_ucx_comm_procs before the communicator is used. One allocation. */
 braid_ucx_comm_t *braid_ucx_comm_create(uint32_t cid, int rank, int size,
                                         const int *proc_index);
+int *braid_ucx_comm_procs(braid_ucx_comm_t *c);
 void braid_ucx_comm_destroy(braid_ucx_comm_t *c);
+
+/* Make the endpoints to the communicator's other processes that do not
+ * exist yet, so its first collective does not pay for them (see
+ * braid_ucx.c). O(1) once every process of the job has one. Returns
+ * BRAID_OK, or BRAID_ERR_TRANSPORT when an endpoint could not be made (it
+ * is tried again at its first use, which then fails the collective). */
+int braid_ucx_comm_connect(braid_ucx_comm_t *c);
 
 /* Start a new collective on this communicator (advances the sequence). */
 void braid_ucx_comm_begin(braid_ucx_comm_t *c);
