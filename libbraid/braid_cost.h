@@ -40,6 +40,16 @@
 #define BRAID_COST_GAMMA (1.0 / 10000.0) /* us per byte: 10 GB/s */
 #define BRAID_COST_NONE (-1.0)           /* not considered by the model */
 
+/* The cost function of an algorithm the model does not consider (its
+ * rows come from measurements): defines fn(P, S) returning BRAID_COST_NONE. */
+#define BRAID_COST_NOT_MODELLED(fn)           \
+    double fn(int P, double S)                \
+    {                                         \
+        (void)P;                              \
+        (void)S;                              \
+        return BRAID_COST_NONE;               \
+    }
+
 /* L = ceil(lg P) */
 static inline double braid_cost_L(int P) { return braid_ceil_log2(P); }
 /* p = the largest power of two <= P */

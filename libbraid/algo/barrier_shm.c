@@ -28,9 +28,4 @@ int braid_barrier_shm(braid_comm_t *c, const braid_coll_args_t *a)
 }
 
 /* not in the alpha-beta model (no messages): measured, see the table */
-double braid_cost_barrier_shm(int P, double S)
-{
-    (void)P;
-    (void)S;
-    return BRAID_COST_NONE;
-}
+BRAID_COST_NOT_MODELLED(braid_cost_barrier_shm)

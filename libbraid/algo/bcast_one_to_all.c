@@ -12,6 +12,8 @@
 
 #include <stdlib.h>
 
+#define BCAST_STACK_PEERS 64
+
 int braid_bcast_one_to_all(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size;
@@ -20,15 +22,20 @@ int braid_bcast_one_to_all(braid_comm_t *c, const braid_coll_args_t *a)
     if (c->rank != a->root)
         return braid_recv(c, a->root, 0, a->rbuf, bytes);
 
-    braid_req_t *reqs = calloc((size_t)P, sizeof(*reqs));
-    if (NULL == reqs) return BRAID_ERR_NOMEM;
+    /* no allocation per call where the table picks it (P = 4, 8) */
+    braid_req_t stack_reqs[BCAST_STACK_PEERS];
+    braid_req_t *reqs = stack_reqs;
+    if (P > BCAST_STACK_PEERS) {
+        reqs = calloc((size_t)P, sizeof(*reqs));
+        if (NULL == reqs) return BRAID_ERR_NOMEM;
+    }
     int rc = BRAID_OK, k = 0;
     for (int i = 1; i < P && BRAID_OK == rc; i++) {
         int peer = (a->root + i) % P;
         rc = braid_isend(c, peer, 0, a->rbuf, bytes, &reqs[k++]);
     }
     int wrc = braid_waitall(c, k, reqs);
-    free(reqs);
+    if (reqs != stack_reqs) free(reqs);
     return BRAID_OK != rc ? rc : wrc;
 }
 

@@ -24,9 +24,7 @@ int braid_reduce_shm(braid_comm_t *c, const braid_coll_args_t *a)
     if (0 == bytes) return BRAID_OK;
     const void *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
     uint64_t seq = braid_shm_begin(s);
-    braid_shm_claim(s, seq);
-    memcpy(braid_shm_slot(s, seq, c->rank), in, bytes);
-    braid_shm_arrive(s, seq);
+    braid_shm_publish(s, seq, in, bytes);
     if (c->rank == a->root) {
         braid_shm_wait_all(s, seq);
         braid_shm_fold(s, seq, a->count, a->esize, &a->op, a->rbuf);
@@ -35,9 +33,5 @@ int braid_reduce_shm(braid_comm_t *c, const braid_coll_args_t *a)
     return BRAID_OK;
 }
 
-double braid_cost_reduce_shm(int P, double S)
-{
-    (void)P;
-    (void)S;
-    return BRAID_COST_NONE;
-}
+/* not in the alpha-beta model (no messages): measured, see the table */
+BRAID_COST_NOT_MODELLED(braid_cost_reduce_shm)

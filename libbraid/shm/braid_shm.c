@@ -131,6 +131,13 @@ void braid_shm_claim(braid_shm_t *s, uint64_t seq)
     s->safe = lowest;
 }
 
+void braid_shm_publish(braid_shm_t *s, uint64_t seq, const void *in, size_t bytes)
+{
+    braid_shm_claim(s, seq);
+    memcpy(braid_shm_slot(s, seq, s->rank), in, bytes);
+    braid_shm_arrive(s, seq);
+}
+
 braid_shm_t *braid_shm_of(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = c->shm;

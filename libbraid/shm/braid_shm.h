@@ -116,6 +116,10 @@ void braid_shm_wait_one(braid_shm_t *s, uint64_t seq, int r);
  * known free. */
 void braid_shm_wait_all(braid_shm_t *s, uint64_t seq);
 
+/* claim + copy bytes of in into this rank's slot + arrive: this rank's
+ * contribution to call seq, published */
+void braid_shm_publish(braid_shm_t *s, uint64_t seq, const void *in, size_t bytes);
+
 /* This rank finished call seq: it reads nothing of the cell any more. */
 void braid_shm_done(braid_shm_t *s, uint64_t seq);
 

@@ -531,8 +531,10 @@ START_TEST(test_builtin_covers)
 END_TEST
 
 /* The built-in rows stay close to the cost model they are derived from
- * (catches a typo such as a swapped algorithm). P = 2 is left to
- * measurement; the bands make the larger-P rows at most ~2.5x off. */
+ * (catches a typo such as a swapped algorithm). P = 2, 4, 8 and 16 are
+ * left to measurement (their rows come from runs on real nodes and may
+ * pick algorithms the model does not consider); the bands make the other
+ * rows at most ~2.5x off. */
 START_TEST(test_builtin_follows_model)
 {
     int worse = 0;
@@ -546,6 +548,7 @@ START_TEST(test_builtin_follows_model)
                     double t = braid_model_time_us((braid_coll_t)c, a, P, S);
                     if (t >= 0 && (best < 0 || t < best)) best = t;
                 }
+                if (4 == P || 8 == P || 16 == P) continue;
                 int alg = braid_select((braid_coll_t)c, P, S, 0, NULL).alg;
                 double t = braid_model_time_us((braid_coll_t)c, alg, P, S);
                 if (t < 0 || t > 3.0 * best) worse++;
