@@ -33,11 +33,11 @@ for rep in $(seq "$REPS"); do
         timeout 600 mpirun --oversubscribe -np "$NP" ${VAR[$v]} "$BUILD/contrib/bench/probes" \
             -e "$MAXB" -c "$COLLS" -n 20000 | sed "s/^/$v /" >> "$out/rows"
         for c in ${COLLS//,/ }; do
-            b=8; [ "$c" = barrier ] && b=0
+            e=$MAXB; [ "$c" = barrier ] && e=8     # barrier: one "size", reported as 0
             # shellcheck disable=SC2086
             timeout 600 mpirun --oversubscribe -np "$NP" ${VAR[$v]} "$BUILD/contrib/bench/braid_bench" \
-                -c "$c" -b "$b" -e "$([ "$c" = barrier ] && echo 0 || echo "$MAXB")" -t 0.05 |
-                awk -v v="$v" -v c="$c" '/^ *[0-9]/ { print v, "bench", c, $1, $4 }' >> "$out/rows"
+                -c "$c" -b 8 -e "$e" -t 0.05 |
+                awk -v v="$v" -v c="$c" '/^ *[0-9]/ { print v, "bench", c, (c == "barrier" ? 0 : $1), $4 }' >> "$out/rows"
         done
     done
 done

@@ -15,18 +15,23 @@ typedef struct shm_header {
     uint64_t size, ncells, slot_bytes;
 } shm_header_t;
 
-/* one rank's control line: arrive and done, written by that rank only */
+/* one rank's control line: done, written by that rank only */
 typedef struct shm_ctrl {
-    _Atomic uint64_t arrive;
     _Atomic uint64_t done;
 } shm_ctrl_t;
 
-static size_t round_line(size_t n) { return (n + BRAID_SHM_LINE - 1) / BRAID_SHM_LINE * BRAID_SHM_LINE; }
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/* a slot's capacity as stored: whole 16-byte units */
+static size_t slot_capacity(size_t slot_bytes) { return round_up(slot_bytes, 16); }
+
+/* distance between slots: the stamp, the data, whole lines */
+static size_t slot_stride(size_t capacity) { return round_up(BRAID_SHM_STAMP + capacity, BRAID_SHM_LINE); }
 
 size_t braid_shm_segment_bytes(int P, int ncells, size_t slot_bytes)
 {
     return BRAID_SHM_LINE + (size_t)P * BRAID_SHM_LINE +
-           (size_t)ncells * (size_t)P * round_line(slot_bytes);
+           (size_t)ncells * (size_t)P * slot_stride(slot_capacity(slot_bytes));
 }
 
 void braid_shm_format(void *base, int P, int ncells, size_t slot_bytes)
@@ -34,7 +39,7 @@ void braid_shm_format(void *base, int P, int ncells, size_t slot_bytes)
     shm_header_t *h = base;
     h->size = (uint64_t)P;
     h->ncells = (uint64_t)ncells;
-    h->slot_bytes = round_line(slot_bytes);
+    h->slot_bytes = slot_capacity(slot_bytes);
     /* the magic last: a rank that sees it sees the rest */
     atomic_thread_fence(memory_order_release);
     h->magic = BRAID_SHM_MAGIC;
@@ -53,6 +58,7 @@ int braid_shm_attach(braid_shm_t *s, void *base, int rank, int size, bool yield)
     s->size = size;
     s->ncells = (int)h->ncells;
     s->slot_bytes = (size_t)h->slot_bytes;
+    s->stride = slot_stride(s->slot_bytes);
     s->yield = yield;
     return BRAID_OK;
 }
@@ -90,9 +96,16 @@ static void wait_turn(braid_shm_t *s, unsigned *turn)
     cpu_relax();
 }
 
+/* the stamp of rank r's slot of call seq's cell: the last call whose
+ * contribution the slot holds */
+static inline _Atomic uint64_t *stamp(const braid_shm_t *s, uint64_t seq, int r)
+{
+    return (_Atomic uint64_t *)(void *)(braid_shm_slot(s, seq, r) - BRAID_SHM_STAMP);
+}
+
 void braid_shm_arrive(braid_shm_t *s, uint64_t seq)
 {
-    atomic_store_explicit(&ctrl(s, s->rank)->arrive, seq, memory_order_release);
+    atomic_store_explicit(stamp(s, seq, s->rank), seq, memory_order_release);
 }
 
 void braid_shm_done(braid_shm_t *s, uint64_t seq)
@@ -102,7 +115,7 @@ void braid_shm_done(braid_shm_t *s, uint64_t seq)
 
 void braid_shm_wait_one(braid_shm_t *s, uint64_t seq, int r)
 {
-    _Atomic uint64_t *f = &ctrl(s, r)->arrive;
+    _Atomic uint64_t *f = stamp(s, seq, r);
     unsigned turn = 0;
     while (atomic_load_explicit(f, memory_order_acquire) < seq) wait_turn(s, &turn);
 }

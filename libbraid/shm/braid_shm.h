@@ -9,10 +9,12 @@
  *
  *   header   magic, P, ncells, slot_bytes (written once by the creator)
  *   ctrl[P]  one line per rank, written only by that rank:
- *              arrive  the last call whose contribution is in its slot
  *              done    the last call it finished (reading included)
- *   cells    ncells x P slots of slot_bytes: call s uses cell s % ncells,
- *            rank r writes only slot r of it
+ *   cells    ncells x P slots: call s uses cell s % ncells, rank r writes
+ *            only slot r of it: a stamp (the last call whose contribution
+ *            the slot holds: rank r "arrived" at that call) and then the
+ *            data, so that a short message and its flag travel in one
+ *            cache line
  *
  * Every rank numbers the shm calls on the communicator 1, 2, ... (MPI makes
  * every rank call the collectives of a communicator in the same order), so
@@ -46,6 +48,8 @@ extern "C" {
 #endif
 
 #define BRAID_SHM_LINE 128u           /* alignment of every field */
+#define BRAID_SHM_STAMP 16u           /* a slot's stamp, before its data (16: the data
+                                         stay 16-byte aligned for any element type) */
 #define BRAID_SHM_MAGIC 0x62726169647368ull /* "braidsh" */
 #define BRAID_SHM_MAX_P 256           /* ranks of one segment */
 
@@ -53,7 +57,8 @@ typedef struct braid_shm {
     unsigned char *base;      /* the mapped segment */
     int rank, size;
     int ncells;
-    size_t slot_bytes;        /* bytes of one rank's slot in a cell */
+    size_t slot_bytes;        /* data bytes of one rank's slot in a cell */
+    size_t stride;            /* bytes from one slot to the next: stamp + data, whole lines */
     uint64_t seq;             /* the last call numbered on this rank */
     uint64_t safe;            /* every rank is done with calls <= safe */
     bool yield;               /* oversubscribed: yield the core while waiting */
@@ -63,7 +68,8 @@ typedef struct braid_shm {
 } braid_shm_t;
 
 /* Bytes of a segment for P ranks, ncells cells of slot_bytes per rank
- * (slot_bytes rounded up to BRAID_SHM_LINE). */
+ * (slot_bytes rounded up to 16; each slot also holds its stamp and is
+ * padded to whole lines). */
 size_t braid_shm_segment_bytes(int P, int ncells, size_t slot_bytes);
 
 /* Write the header into zeroed memory of braid_shm_segment_bytes(). */
@@ -99,7 +105,7 @@ static inline unsigned char *braid_shm_slot(const braid_shm_t *s, uint64_t seq, 
 {
     size_t ctrl = BRAID_SHM_LINE + (size_t)s->size * BRAID_SHM_LINE;
     size_t cell = (size_t)(seq % (uint64_t)s->ncells);
-    return s->base + ctrl + (cell * (size_t)s->size + (size_t)r) * s->slot_bytes;
+    return s->base + ctrl + (cell * (size_t)s->size + (size_t)r) * s->stride + BRAID_SHM_STAMP;
 }
 
 /* Wait until this rank may write its slot of call seq: every rank is done

@@ -172,7 +172,8 @@ START_TEST(attach_checks_header)
     void *seg = unit_shm_segment(4, 2, 64);
     braid_shm_t s;
     ck_assert_int_eq(braid_shm_attach(&s, seg, 1, 4, false), BRAID_OK);
-    ck_assert_uint_eq(s.slot_bytes, 128);                  /* rounded to a line */
+    ck_assert_uint_eq(s.slot_bytes, 64);
+    ck_assert_uint_eq(s.stride, 128);                      /* stamp + data in whole lines */
     ck_assert_int_eq(braid_shm_attach(&s, seg, 1, 5, false), BRAID_ERR_ARG);   /* wrong size */
     ck_assert_int_eq(braid_shm_attach(&s, seg, 4, 4, false), BRAID_ERR_ARG);   /* rank out of range */
     memset(seg, 0, 8);                                                          /* no magic */
