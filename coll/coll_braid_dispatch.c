@@ -203,8 +203,9 @@ static int run_on_view(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
 static const braid_algorithm_t *fit_shm(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
                                         const braid_algorithm_t *alg)
 {
-    if (!(alg->options & BRAID_OPT_SHM) ||
-        NULL != braid_shm_of(&m->bcomm, call->args.count * call->args.esize))
+    const braid_coll_args_t *a = &call->args;
+    size_t elems = BRAID_COLL_REDUCE_SCATTER == call->coll ? rs_total(a, m->bcomm.size) : a->count;
+    if (!(alg->options & BRAID_OPT_SHM) || NULL != braid_shm_of(&m->bcomm, elems * a->esize))
         return alg;
     call->choice = select_for(call->coll, m->bcomm.size, call->bytes,
                               cmp()->forced_algorithm[call->coll], false);

@@ -83,7 +83,8 @@ enum {
 
 #define BRAID_REDUCE_SCATTER_ALGORITHMS(X)                                        \
     X(REDUCE_SCATTER, reduce_scatter, RING, ring, BRAID_OPT_CHUNK)                \
-    X(REDUCE_SCATTER, reduce_scatter, HALVING_DOUBLING, halving_doubling, BRAID_OPT_CHUNK)
+    X(REDUCE_SCATTER, reduce_scatter, HALVING_DOUBLING, halving_doubling, BRAID_OPT_CHUNK) \
+    X(REDUCE_SCATTER, reduce_scatter, SHM, shm, BRAID_OPT_SHM)
 
 #define BRAID_ALLGATHER_ALGORITHMS(X)                                             \
     X(ALLGATHER, allgather, RING, ring, BRAID_OPT_CHUNK)                          \

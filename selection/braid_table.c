@@ -219,6 +219,7 @@ static const char builtin_shm_rules[] =
     "allreduce      1-8         0-4K            shm\n"
     "allreduce      9-64        0-2K            shm\n"
     "reduce         1-64        0-8K            shm\n"
+    "reduce_scatter 1-64        0-8K            shm\n"
     "allgather      1-8         0-2K            shm\n"
     "allgather      9-64        0-512           shm\n";
 

@@ -89,11 +89,12 @@ int braid_shm_attach(braid_shm_t *s, void *base, int rank, int size, bool yield)
 struct braid_comm;
 braid_shm_t *braid_shm_of(const struct braid_comm *c, size_t bytes);
 
-/* out = slot[0] op (slot[1] op (... op slot[P-1])) of call seq: count
- * elements of esize bytes, in rank order, so non-commutative ops get the
- * order MPI wants and every rank that folds gets the same bits. */
+/* out = slot[0] op (slot[1] op (... op slot[P-1])) of call seq over
+ * count elements of esize bytes from byte offset off of every slot, in
+ * rank order, so non-commutative ops get the order MPI wants and every
+ * rank that folds gets the same bits. */
 struct braid_op;
-void braid_shm_fold(const braid_shm_t *s, uint64_t seq, size_t count, size_t esize,
+void braid_shm_fold(const braid_shm_t *s, uint64_t seq, size_t off, size_t count, size_t esize,
                     const struct braid_op *op, void *out);
 /* ------------------------------------------------------------------ */
 

@@ -286,6 +286,7 @@ START_TEST(view_reduce_scatter)
         for (int map = UNIT_MAP_CYCLIC; map <= UNIT_MAP_RANDOM; map += UNIT_MAP_RANDOM - UNIT_MAP_CYCLIC) {
             unit_make_map((unit_map_t)map, P, nodes, (unsigned)(P * nodes), key);
             for (int alg = 1; alg < braid_alg_count(BRAID_COLL_REDUCE_SCATTER); alg++)
+                if (!unit_alg_has(BRAID_COLL_REDUCE_SCATTER, alg, BRAID_OPT_SHM))
                 for (int ip = 0; ip < 2; ip++)
                     for (int block = 0; block < 2; block++) {
                         /* the view changes the order of the reduction:
