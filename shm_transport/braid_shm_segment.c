@@ -4,8 +4,11 @@
  */
 #include "braid_shm_segment.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,9 +35,37 @@ static int map_fd(braid_shm_segment_t *g, int fd, size_t bytes, char *err, size_
     return 0;
 }
 
+/* Names of this user's segments whose creator no longer runs: a job killed
+ * between a segment's creation and its unlink (the set-up of one
+ * communicator, a few microseconds to a collective's time) left them.
+ * Swept by the first segment a process creates, so a killed job's leftovers
+ * go with the next job of the same user on the node. */
+static void sweep_orphans(void)
+{
+    DIR *d = opendir("/dev/shm");
+    if (NULL == d) return;
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "braid-%u-", (unsigned)getuid());
+    struct dirent *e;
+    while (NULL != (e = readdir(d))) {
+        if (0 != strncmp(e->d_name, prefix, (size_t)n)) continue;
+        char *end;
+        long pid = strtol(e->d_name + n, &end, 10);
+        if (pid <= 0 || '-' != *end) continue;
+        if (0 != kill((pid_t)pid, 0) && ESRCH == errno) {
+            char name[sizeof e->d_name + 1];
+            snprintf(name, sizeof name, "/%s", e->d_name);
+            (void)shm_unlink(name);
+        }
+    }
+    closedir(d);
+}
+
 int braid_shm_segment_create(braid_shm_segment_t *g, size_t bytes, char *err, size_t errlen)
 {
     static atomic_uint counter;
+    static atomic_flag swept = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&swept)) sweep_orphans();
     memset(g, 0, sizeof *g);
     int fd = -1;
     for (int tries = 0; tries < 16 && fd < 0; tries++) {

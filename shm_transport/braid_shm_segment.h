@@ -5,7 +5,9 @@
  * it mapped, so that nothing stays in /dev/shm however the job ends (a
  * killed job's survivors hold only mappings, which the kernel drops with
  * them). Mode 0600: only the job's user can open it in the short window
- * before the unlink. No Open MPI, no UCX.
+ * before the unlink. A job killed inside that window leaves the name; the
+ * next segment this user creates on the node removes every name whose
+ * creating process is gone (names carry uid and pid). No Open MPI, no UCX.
  */
 #ifndef BRAID_SHM_SEGMENT_H
 #define BRAID_SHM_SEGMENT_H
