@@ -8,8 +8,8 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 command -v cppcheck >/dev/null || "$top/contrib/install_deps.sh" cppcheck
-srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/patterns/*.c libbraid/kernels/*.c ucx_transport/*.c selection/*.c)
-inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/kernels -I ucx_transport -I selection)
+srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/patterns/*.c libbraid/kernels/*.c libbraid/shm/*.c ucx_transport/*.c shm_transport/*.c selection/*.c)
+inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/kernels -I libbraid/shm -I ucx_transport -I shm_transport -I selection)
 ompi_inc=()
 for d in $(mpicc --showme:incdirs 2>/dev/null); do ompi_inc+=(-I "$d"); done
 ucx_inc=($(pkg-config --cflags ucx 2>/dev/null))
