@@ -5,6 +5,7 @@
 #   contrib/ompi5.sh setup          # make the root, or bring an existing one up to date
 #   contrib/ompi5.sh build          # setup, copy the tree in, autogen + configure + make
 #   contrib/ompi5.sh test           # build, unit tests, MPI test list, multihost cases,
+#                                   # the main job (logreg, braid vs tuned),
 #                                   # make install + mpirun with no env (install check)
 #   contrib/ompi5.sh run CMD...     # setup, copy the tree in, run CMD in the copy
 #   contrib/ompi5.sh shell          # the same with an interactive shell
@@ -268,6 +269,14 @@ build|test)
             echo "ompi5.sh: multihost tests: exit $mh in $((SECONDS - t0))s" >&2
             [ $mh -eq 0 ] || [ $mh -eq 77 ] || rc=$mh
         fi
+        # the main job (contrib/apps/logreg under braid and under tuned,
+        # the losses compared; contrib/quickstart.sh on 4.1) against Open MPI 5
+        t0=$SECONDS; mj=0
+        BRAID_BUILDDIR=$PWD bash '"$src"'/contrib/run_app_compare.sh -n 2 -r 1 \
+            >tests/main_job.log 2>&1 || mj=$?
+        grep -E "losses agree|variant|braid  |tuned  " tests/main_job.log || tail -n 20 tests/main_job.log
+        echo "ompi5.sh: main job (logreg, braid vs tuned): exit $mj in $((SECONDS - t0))s" >&2
+        [ $mj -eq 0 ] || rc=$mj
         # make install alone makes mpirun load braid: installs into the
         # root'"'"'s Open MPI, checks with no component path in the environment,
         # uninstalls (BRAID_OMPI5_INSTALL_CHECK=0 skips it)
