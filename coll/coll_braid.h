@@ -62,6 +62,8 @@ typedef struct mca_coll_braid_component_t {
     int shm_slot_size;         /* coll_braid_shm_slot_size: bytes per rank and cell */
     int shm_cells;             /* coll_braid_shm_cells: cells in rotation */
     int shm_inject_failure;    /* coll_braid_shm_inject_failure (tests), < 0 = off */
+    int shm_single_copy;       /* coll_braid_shm_single_copy: 1 = process_vm_readv */
+    int shm_single_copy_above; /* coll_braid_shm_single_copy_above: bytes per rank */
     int preconnect;            /* coll_braid_preconnect: endpoints made at enable up to this size */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
     bool multi_node;           /* node_key holds more than one node */
@@ -257,7 +259,9 @@ uint64_t mca_coll_braid_node_key(const char *nodename, int world_rank);
 /* count a call; at the coll_braid_shm_after-th set the segment up (a
  * collective over the communicator: every rank calls it at the same call) */
 void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m);
-/* m's whole communicator has a segment whose slots hold bytes */
+/* m's whole communicator has a segment whose slots hold bytes, or that
+ * has a single-copy reader (any bytes; only the BRAID_OPT_SHM_DIRECT
+ * algorithms use it: the dispatch's fit_shm) */
 bool mca_coll_braid_shm_ok(const mca_coll_braid_module_t *m, size_t bytes);
 void mca_coll_braid_shm_release(mca_coll_braid_module_t *m);
 

@@ -107,6 +107,15 @@ static void check_numeric_params(void)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_shm_slot_size; valid "
                  "values: 64..1048576 bytes", c->shm_slot_size);
+    else if (c->shm_single_copy != 0 && c->shm_single_copy != 1)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_shm_single_copy; valid "
+                 "values: 0 (slots only), 1 (single copy above a slot where the node permits "
+                 "it)", c->shm_single_copy);
+    else if (c->shm_single_copy_above < 0)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_shm_single_copy_above; "
+                 "valid values: 0 or more bytes", c->shm_single_copy_above);
     else if (c->shm_cells < 2 || c->shm_cells > 64)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_shm_cells; valid values: "
@@ -281,6 +290,21 @@ static int braid_register(void)
         "ahead of the slowest reader before it waits",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
         &c->shm_cells);
+    c->shm_single_copy = 1;
+    (void)mca_base_component_var_register(v, "shm_single_copy",
+        "Shared-memory tier above shm_single_copy_above bytes per rank: bcast, reduce and "
+        "allgather read the other ranks' buffers directly with Linux cross-memory attach "
+        "(process_vm_readv; one copy, any size) where the node permits it - tried once per "
+        "communicator, off on every rank if any rank cannot (1) - or stop at the slot size (0)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
+        &c->shm_single_copy);
+    c->shm_single_copy_above = 4096;
+    (void)mca_base_component_var_register(v, "shm_single_copy_above",
+        "With shm_single_copy: messages above this many bytes per rank (and all above the slot "
+        "size) go single copy instead of through the cells (measured: the cells win up to "
+        "4 KiB, single copy from 8 KiB). Must be the same on every process",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &c->shm_single_copy_above);
     c->shm_inject_failure = -1;
     (void)mca_base_component_var_register(v, "shm_inject_failure",
         "Fault injection, for tests only: rank N of every communicator fails to map its "

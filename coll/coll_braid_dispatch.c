@@ -198,14 +198,18 @@ static int run_on_view(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
 }
 
 /* A shm choice whose buffers do not fit a slot (count x extent can exceed
- * the selection size) becomes the message algorithm the table gives
- * without the segment; every rank has the same count and extent. */
+ * the selection size) and that cannot go single copy (BRAID_OPT_SHM_DIRECT
+ * on a segment with a reader) becomes the message algorithm the table
+ * gives without the segment; every rank has the same count and extent, and
+ * the reader is on every rank or none. */
 static const braid_algorithm_t *fit_shm(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
                                         const braid_algorithm_t *alg)
 {
     const braid_coll_args_t *a = &call->args;
     size_t elems = BRAID_COLL_REDUCE_SCATTER == call->coll ? rs_total(a, m->bcomm.size) : a->count;
     if (!(alg->options & BRAID_OPT_SHM) || NULL != braid_shm_of(&m->bcomm, elems * a->esize))
+        return alg;
+    if ((alg->options & BRAID_OPT_SHM_DIRECT) && NULL != braid_shm_direct(&m->bcomm, elems * a->esize))
         return alg;
     call->choice = select_for(call->coll, m->bcomm.size, call->bytes,
                               cmp()->forced_algorithm[call->coll], false);

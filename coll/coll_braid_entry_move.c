@@ -106,7 +106,14 @@ int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_
     if (NULL == base) return MPI_ERR_NO_MEM;
     char *mine = base + (size_t)rank * block;
     int rc = OMPI_SUCCESS;
-    if (MPI_IN_PLACE != sbuf) {
+    /* a contiguous send buffer goes to the algorithm as it is (the shm
+     * algorithm's peers read it straight from there; the others copy it to
+     * the rank's block themselves); otherwise it is packed into the block */
+    const void *send = NULL;
+    if (MPI_IN_PLACE != sbuf && scount > 0 && mca_coll_braid_is_contiguous(sdtype, (size_t)scount) &&
+        !mca_coll_braid_is_device(sbuf)) {
+        send = mca_coll_braid_contig_base(sbuf, sdtype);
+    } else if (MPI_IN_PLACE != sbuf) {
         rc = mca_coll_braid_pack(sbuf, (size_t)scount, sdtype, mine, block);
     } else if (!contiguous) {
         MPI_Aint lb, extent;
@@ -116,6 +123,7 @@ int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_
     }
     if (OMPI_SUCCESS != rc) return MPI_ERR_INTERN;
 
+    call.args.sbuf = send;
     call.args.rbuf = base;
     call.args.count = block;
     call.args.esize = 1;

@@ -16,7 +16,14 @@
  *      is on only if every rank of every node has it;
  *   4. the creator unlinks the name - nothing is left in /dev/shm from here
  *      on, whatever happens to the job - and a failure anywhere unmaps it
- *      everywhere, with a warning from the rank that failed.
+ *      everywhere, with a warning from the rank that failed;
+ *   5. single copy (coll_braid_shm_single_copy): each rank has published
+ *      its process id and the address of a known word in its control line
+ *      (before step 3, which orders them); it reads the next rank's word
+ *      with process_vm_readv, and a second MIN allreduce turns the reader
+ *      on for every rank or for none (warning, once per process, from a
+ *      rank that could not: ptrace permission, seccomp, another PID
+ *      namespace).
  * Steps 1 and 3 run braid's own message algorithms over UCX with scratch of
  * their own, so fault injection on the communicator's scratch does not
  * reach them.
@@ -26,6 +33,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <errno.h>
+
+#include "braid_cma.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 
@@ -61,6 +71,39 @@ static int run_setup_step(mca_coll_braid_module_t *m, braid_algo_fn_t fn, braid_
     int rc = fn(c, a);
     braid_scratch_release(&scratch);
     return rc;
+}
+
+/* the control-line words of the single-copy reader */
+enum { WORD_PID = 0, WORD_PROBE = 1 };
+static const uint64_t cma_probe_word = 0x616d636469617262ull; /* "braidcma" */
+
+static int cma_reader(void *arg, int r, void *dst, uint64_t src, size_t bytes)
+{
+    const braid_shm_t *s = arg;
+    if (0 == braid_cma_read((long)braid_shm_word(s, r, WORD_PID), dst, src, bytes)) return BRAID_OK;
+    opal_output(0, "braid: process_vm_readv of %zu bytes from rank %d of a shared-memory "
+                "segment failed: %s", bytes, r, strerror(errno));
+    return BRAID_ERR_TRANSPORT;
+}
+
+/* this rank can read the next rank's memory: its known word arrives intact */
+static bool cma_probe(const braid_shm_t *s, char *err, size_t errlen)
+{
+    if (s->size < 2) return true;
+    int r = (s->rank + 1) % s->size;
+    uint64_t v = 0;
+    if (0 != braid_cma_read((long)braid_shm_word(s, r, WORD_PID), &v,
+                            braid_shm_word(s, r, WORD_PROBE), sizeof v)) {
+        snprintf(err, errlen, "process_vm_readv from process %ld: %s",
+                 (long)braid_shm_word(s, r, WORD_PID), strerror(errno));
+        return false;
+    }
+    if (cma_probe_word != v) {
+        snprintf(err, errlen, "process_vm_readv from process %ld read a wrong value",
+                 (long)braid_shm_word(s, r, WORD_PID));
+        return false;
+    }
+    return true;
 }
 
 static void idle_progress(void *arg)
@@ -114,6 +157,8 @@ static bool map_segment(mca_coll_braid_module_t *m, braid_comm_t *group, size_t 
         return false;
     }
     m->shm.idle = idle_progress;
+    braid_shm_set_word(&m->shm, WORD_PID, (uint64_t)getpid());
+    braid_shm_set_word(&m->shm, WORD_PROBE, (uint64_t)(uintptr_t)&cma_probe_word);
     return true;
 }
 
@@ -132,6 +177,27 @@ static bool agree(mca_coll_braid_module_t *m, bool mine)
     if (BRAID_OK != run_setup_step(m, braid_allreduce_recursive_doubling, &m->bcomm, &a))
         return false;
     return 1 == ok;
+}
+
+/* step 5: the single-copy reader on every rank of the communicator or on none */
+static void setup_single_copy(mca_coll_braid_module_t *m)
+{
+    static bool warned;
+    mca_coll_braid_component_t *c = cmp();
+    char err[256] = "";
+    bool mine = c->shm_single_copy && cma_probe(&m->shm, err, sizeof(err));
+    if (agree(m, mine)) {
+        m->shm.read = cma_reader;
+        m->shm.read_arg = &m->shm;
+        m->shm.direct_above = (size_t)c->shm_single_copy_above;
+        return;
+    }
+    if (c->shm_single_copy && !mine && !warned) {
+        warned = true;
+        opal_output(0, "braid: warning: single-copy shared memory off on %s: %s; bcast, reduce "
+                    "and allgather above %d bytes per rank go through UCX", m->comm->c_name, err,
+                    c->shm_slot_size);
+    }
 }
 
 static void setup(mca_coll_braid_module_t *m)
@@ -158,14 +224,17 @@ static void setup(mca_coll_braid_module_t *m)
         memset(&m->shm, 0, sizeof(m->shm));
         return;
     }
+    setup_single_copy(m);
     group->shm = &m->shm;
     /* choices made without the segment are stale */
     memset(m->choice_cache, 0, sizeof(m->choice_cache));
     m->hier_cache.valid = false;
     opal_output_verbose(10, c->output, "braid: shared-memory tier on %s: %d ranks per segment, "
-                        "%d cells x %d bytes per rank, %zu bytes; waits %s", m->comm->c_name,
-                        group->size, c->shm_cells, c->shm_slot_size, bytes,
-                        m->shm.yield ? "yield the core (oversubscribed)" : "spin");
+                        "%d cells x %d bytes per rank, %zu bytes; waits %s; %s",
+                        m->comm->c_name, group->size, c->shm_cells, c->shm_slot_size, bytes,
+                        m->shm.yield ? "yield the core (oversubscribed)" : "spin",
+                        m->shm.read ? "single copy (process_vm_readv) above shm_single_copy_above"
+                                    : "no single copy: UCX above a slot");
 }
 
 void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m)
@@ -182,7 +251,8 @@ void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m)
 
 bool mca_coll_braid_shm_ok(const mca_coll_braid_module_t *m, size_t bytes)
 {
-    return NULL != m->bcomm.shm && bytes <= m->bcomm.shm->slot_bytes;
+    const braid_shm_t *s = m->bcomm.shm;
+    return NULL != s && (bytes <= s->slot_bytes || NULL != s->read);
 }
 
 void mca_coll_braid_shm_release(mca_coll_braid_module_t *m)

@@ -49,8 +49,10 @@ enum {
                                        (coll_braid_dbtree_chunk_size) */
     BRAID_OPT_BASE = 1u << 2,       /* params.bcube_base (coll_braid_bcube_base) */
     BRAID_OPT_HIER = 1u << 3,       /* needs a->hier: the node and leader views */
-    BRAID_OPT_SHM = 1u << 4         /* needs c->shm: the node's shared-memory segment,
+    BRAID_OPT_SHM = 1u << 4,        /* needs c->shm: the node's shared-memory segment,
                                        and one rank's bytes within its slot */
+    BRAID_OPT_SHM_DIRECT = 1u << 5  /* with BRAID_OPT_SHM: any size when the segment has a
+                                       single-copy reader (braid_shm_direct) */
 };
 
 #define BRAID_BARRIER_ALGORITHMS(X)                                               \
@@ -64,7 +66,7 @@ enum {
     X(BCAST, bcast, BINOMIAL, binomial, BRAID_OPT_NONE)                           \
     X(BCAST, bcast, SCATTER_ALLGATHER, scatter_allgather, BRAID_OPT_NONE)         \
     X(BCAST, bcast, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                         \
-    X(BCAST, bcast, SHM, shm, BRAID_OPT_SHM)
+    X(BCAST, bcast, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT)
 
 #define BRAID_ALLREDUCE_ALGORITHMS(X)                                             \
     X(ALLREDUCE, allreduce, RING, ring, BRAID_OPT_NONE)                           \
@@ -79,7 +81,7 @@ enum {
 #define BRAID_REDUCE_ALGORITHMS(X)                                                \
     X(REDUCE, reduce, BINOMIAL, binomial, BRAID_OPT_NONE)                         \
     X(REDUCE, reduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                       \
-    X(REDUCE, reduce, SHM, shm, BRAID_OPT_SHM)
+    X(REDUCE, reduce, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT)
 
 #define BRAID_REDUCE_SCATTER_ALGORITHMS(X)                                        \
     X(REDUCE_SCATTER, reduce_scatter, RING, ring, BRAID_OPT_CHUNK)                \
@@ -89,7 +91,7 @@ enum {
 #define BRAID_ALLGATHER_ALGORITHMS(X)                                             \
     X(ALLGATHER, allgather, RING, ring, BRAID_OPT_CHUNK)                          \
     X(ALLGATHER, allgather, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE) \
-    X(ALLGATHER, allgather, SHM, shm, BRAID_OPT_SHM)
+    X(ALLGATHER, allgather, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT)
 
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \

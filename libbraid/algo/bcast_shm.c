@@ -1,13 +1,20 @@
 /*
- * bcast shm: the root writes its slot once, every other rank copies it out
+ * bcast shm: through the node's shared-memory segment
  *
- *   steps: 1   bytes: the root copies S in, every other rank S out
+ *   up to a slot (cells):  steps: 1   bytes: the root copies S in, every
+ *                          other rank S out
+ *   above (single copy):   steps: 2   bytes: every other rank reads S
+ *                          straight from the root's buffer
  *
- * The root does not wait for the readers: it returns as soon as its slot
- * is published, and only a root ncells calls ahead of a slow reader waits
- * (braid_shm_claim), so back-to-back broadcasts pipeline through the
- * cells. A message larger than a slot is not taken (UNSUPPORTED on every
- * rank; the table does not pick shm there).
+ * Cells: the root does not wait for the readers: it returns as soon as its
+ * slot is published, and only a root ncells calls ahead of a slow reader
+ * waits (braid_shm_claim), so back-to-back broadcasts pipeline through the
+ * cells. Single copy: the root publishes its buffer's address and waits
+ * until every reader is done with it (the user may write the buffer once
+ * the call returns); one copy per reader against two through the cells and
+ * two (plus a rendezvous) through the message transport. Above a slot
+ * without a single-copy reader the call is not taken (UNSUPPORTED on every
+ * rank; the dispatch picks a message algorithm there).
  */
 #include <string.h>
 
@@ -16,10 +23,31 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
+static int bcast_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
+{
+    uint64_t seq = braid_shm_begin(s);
+    int rc = BRAID_OK;
+    if (c->rank == a->root) {
+        braid_shm_publish_addr(s, seq, a->rbuf);
+        braid_shm_done(s, seq);
+        braid_shm_wait_all_done(s, seq);
+    } else {
+        braid_shm_wait_one(s, seq, a->root);
+        rc = s->read(s->read_arg, a->root, a->rbuf, braid_shm_addr(s, seq, a->root), bytes);
+        braid_shm_done(s, seq);
+    }
+    return rc;
+}
+
 int braid_bcast_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     size_t bytes = a->count * a->esize;
-    braid_shm_t *s = braid_shm_of(c, bytes);
+    braid_shm_t *s = braid_shm_direct(c, bytes);
+    if (NULL != s) {
+        if (1 == c->size) return BRAID_OK;
+        return bcast_direct(c, a, s, bytes);
+    }
+    s = braid_shm_of(c, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes || 1 == c->size) return BRAID_OK;
     uint64_t seq = braid_shm_begin(s);

@@ -171,14 +171,16 @@ int braid_view_allgather(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_col
 {
     int P = v->parent->size, me = v->parent->rank, vme = v->comm.rank;
     char *out = a->rbuf;
-    memcpy(tmp + (size_t)vme * block, out + (size_t)me * block, block);
+    const char *own = NULL != a->sbuf ? a->sbuf : out + (size_t)me * block;
+    memcpy(tmp + (size_t)vme * block, own, block);
     braid_coll_args_t va = *a;
     va.sbuf = NULL;
     va.rbuf = tmp;
     int rc = fn(&v->comm, &va);
     if (BRAID_OK != rc) return rc;
     for (int i = 0; i < P; i++)
-        if (i != vme) memcpy(out + (size_t)v->members[i] * block, tmp + (size_t)i * block, block);
+        if (i != vme || own != out + (size_t)me * block)
+            memcpy(out + (size_t)v->members[i] * block, tmp + (size_t)i * block, block);
     return BRAID_OK;
 }
 

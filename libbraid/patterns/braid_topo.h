@@ -87,8 +87,9 @@ static inline int braid_subcomm_rank_of(const braid_subcomm_t *s, int parent_ran
  * blocks are laid out in view order around the run, so every rank still
  * gets its own block. fn is the algorithm. */
 
-/* Allgather of `block` bytes per rank (a->count = block, esize 1): a->rbuf
- * holds this rank's block at its parent-rank place; the algorithm gathers
+/* Allgather of `block` bytes per rank (a->count = block, esize 1): this
+ * rank's block is a->sbuf, or (in place, sbuf NULL) a->rbuf at its
+ * parent-rank place; the algorithm gathers
  * into tmp (P blocks) in view order, then each block moves to its rank's
  * place (one extra copy of the result). */
 int braid_view_allgather(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_coll_args_t *a,

@@ -15,9 +15,10 @@ typedef struct shm_header {
     uint64_t size, ncells, slot_bytes;
 } shm_header_t;
 
-/* one rank's control line: done, written by that rank only */
+/* one rank's control line, written by that rank only */
 typedef struct shm_ctrl {
     _Atomic uint64_t done;
+    _Atomic uint64_t words[BRAID_SHM_WORDS];
 } shm_ctrl_t;
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -113,6 +114,31 @@ void braid_shm_done(braid_shm_t *s, uint64_t seq)
     atomic_store_explicit(&ctrl(s, s->rank)->done, seq, memory_order_release);
 }
 
+void braid_shm_set_word(braid_shm_t *s, int i, uint64_t v)
+{
+    atomic_store_explicit(&ctrl(s, s->rank)->words[i], v, memory_order_release);
+}
+
+uint64_t braid_shm_word(const braid_shm_t *s, int r, int i)
+{
+    return atomic_load_explicit(&ctrl(s, r)->words[i], memory_order_acquire);
+}
+
+void braid_shm_wait_done(braid_shm_t *s, uint64_t seq, int r)
+{
+    _Atomic uint64_t *f = &ctrl(s, r)->done;
+    unsigned turn = 0;
+    while (atomic_load_explicit(f, memory_order_acquire) < seq) wait_turn(s, &turn);
+}
+
+void braid_shm_wait_all_done(braid_shm_t *s, uint64_t seq)
+{
+    for (int r = 0; r < s->size; r++)
+        if (r != s->rank) braid_shm_wait_done(s, seq, r);
+    /* this rank is done too (its caller said so first) */
+    if (seq > s->safe) s->safe = seq;
+}
+
 void braid_shm_wait_one(braid_shm_t *s, uint64_t seq, int r)
 {
     _Atomic uint64_t *f = stamp(s, seq, r);
@@ -149,6 +175,26 @@ void braid_shm_publish(braid_shm_t *s, uint64_t seq, const void *in, size_t byte
     braid_shm_claim(s, seq);
     memcpy(braid_shm_slot(s, seq, s->rank), in, bytes);
     braid_shm_arrive(s, seq);
+}
+
+void braid_shm_publish_addr(braid_shm_t *s, uint64_t seq, const void *p)
+{
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    braid_shm_publish(s, seq, &a, sizeof a);
+}
+
+uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r)
+{
+    uint64_t a;
+    memcpy(&a, braid_shm_slot(s, seq, r), sizeof a);
+    return a;
+}
+
+braid_shm_t *braid_shm_direct(const braid_comm_t *c, size_t bytes)
+{
+    braid_shm_t *s = c->shm;
+    return NULL != s && NULL != s->read && (bytes > s->direct_above || bytes > s->slot_bytes)
+               ? s : NULL;
 }
 
 braid_shm_t *braid_shm_of(const braid_comm_t *c, size_t bytes)

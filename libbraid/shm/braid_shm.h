@@ -10,6 +10,9 @@
  *   header   magic, P, ncells, slot_bytes (written once by the creator)
  *   ctrl[P]  one line per rank, written only by that rank:
  *              done    the last call it finished (reading included)
+ *              words   BRAID_SHM_WORDS values the glue publishes for
+ *                      its peers once, at set-up (the single-copy
+ *                      reader's process id and probe address)
  *   cells    ncells x P slots: call s uses cell s % ncells, rank r writes
  *            only slot r of it: a stamp (the last call whose contribution
  *            the slot holds: rank r "arrived" at that call) and then the
@@ -32,6 +35,15 @@
  * transfer another rank waits for still moves), and yields the core when
  * the node is oversubscribed.
  *
+ * Single copy (optional): above a threshold (s->direct_above; at the
+ * latest above a slot's size) the data do not go through the cells. A rank publishes the address of its buffer in its slot and
+ * the others read it straight from its memory with the reader the glue
+ * installs (s->read: process_vm_readv, where the node permits it; memcpy
+ * in the unit tests, whose ranks are threads): one copy instead of two and
+ * no size limit. The owner of a buffer that others read returns only when
+ * they are done with it (braid_shm_wait_done), since MPI lets the caller
+ * reuse the buffer at once.
+ *
  * Pure C11 atomics: no Open MPI, no UCX, no system calls but sched_yield.
  * The segment's memory comes from the caller (shm_transport/ maps a POSIX
  * segment; the unit tests share a heap block between threads).
@@ -53,6 +65,12 @@ extern "C" {
 #define BRAID_SHM_MAGIC 0x62726169647368ull /* "braidsh" */
 #define BRAID_SHM_MAX_P 256           /* ranks of one segment */
 
+#define BRAID_SHM_WORDS 2             /* per-rank words of the control line */
+
+/* Read bytes at address src of rank r's memory (r: rank in the segment)
+ * into dst: BRAID_OK, or an error code when the copy failed. */
+typedef int (*braid_shm_read_fn)(void *arg, int r, void *dst, uint64_t src, size_t bytes);
+
 typedef struct braid_shm {
     unsigned char *base;      /* the mapped segment */
     int rank, size;
@@ -65,6 +83,10 @@ typedef struct braid_shm {
     void (*idle)(void *);     /* called now and then while waiting; may be NULL */
     void *idle_arg;
     uint64_t waits;           /* turns spent waiting (statistics) */
+    braid_shm_read_fn read;   /* single copy from a peer's memory; NULL: cells only */
+    void *read_arg;
+    size_t direct_above;      /* with a reader: single copy above these bytes per rank
+                                 (at most slot_bytes; beyond the slot it is the only way) */
 } braid_shm_t;
 
 /* Bytes of a segment for P ranks, ncells cells of slot_bytes per rank
@@ -88,6 +110,17 @@ int braid_shm_attach(braid_shm_t *s, void *base, int rank, int size, bool yield)
  * the sizes match). */
 struct braid_comm;
 braid_shm_t *braid_shm_of(const struct braid_comm *c, size_t bytes);
+
+/* c's segment when a call of bytes per rank goes single copy: the segment
+ * has a reader and bytes exceed direct_above or the slot; else NULL (the
+ * same answer on every rank: the glue installs the reader on all or none,
+ * with one threshold). */
+braid_shm_t *braid_shm_direct(const struct braid_comm *c, size_t bytes);
+
+/* The words of the control lines: this rank publishes word i (set-up,
+ * before the ranks synchronise); any rank reads rank r's. */
+void braid_shm_set_word(braid_shm_t *s, int i, uint64_t v);
+uint64_t braid_shm_word(const braid_shm_t *s, int r, int i);
 
 /* out = slot[0] op (slot[1] op (... op slot[P-1])) of call seq over
  * count elements of esize bytes from byte offset off of every slot, in
@@ -129,6 +162,16 @@ void braid_shm_publish(braid_shm_t *s, uint64_t seq, const void *in, size_t byte
 
 /* This rank finished call seq: it reads nothing of the cell any more. */
 void braid_shm_done(braid_shm_t *s, uint64_t seq);
+
+/* Wait until rank r / every other rank is done with call seq (acquire):
+ * what a rank whose buffer the others read waits for before returning. */
+void braid_shm_wait_done(braid_shm_t *s, uint64_t seq, int r);
+void braid_shm_wait_all_done(braid_shm_t *s, uint64_t seq);
+
+/* Single copy: publish the address of this rank's buffer for call seq
+ * (claim + address into the slot + arrive), and read rank r's. */
+void braid_shm_publish_addr(braid_shm_t *s, uint64_t seq, const void *p);
+uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r);
 
 #ifdef __cplusplus
 }

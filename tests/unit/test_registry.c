@@ -110,7 +110,7 @@ START_TEST(option_keys)
 {
     braid_coll_t coll = (braid_coll_t)_i;
     const unsigned known = BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK | BRAID_OPT_BASE | BRAID_OPT_HIER |
-                           BRAID_OPT_SHM;
+                           BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT;
     for (int id = 1; id < braid_alg_count(coll); id++) {
         const braid_algorithm_t *A = braid_algorithm(coll, id);
         unsigned o = A->options;
@@ -127,6 +127,8 @@ START_TEST(option_keys)
                           "%s %s: BRAID_OPT_HIER", braid_coll_name(coll), what);
         ck_assert_msg(!(o & BRAID_OPT_SHM) == !!strcmp(what, "shm"),
                       "%s %s: BRAID_OPT_SHM is the shm algorithms'", braid_coll_name(coll), what);
+        ck_assert_msg(!(o & BRAID_OPT_SHM_DIRECT) || (o & BRAID_OPT_SHM),
+                      "%s %s: BRAID_OPT_SHM_DIRECT without BRAID_OPT_SHM", braid_coll_name(coll), what);
         if (BRAID_COLL_BARRIER == coll)
             ck_assert_msg(0 == (o & ~BRAID_OPT_SHM), "barrier %s reads options", what);
     }

@@ -163,10 +163,10 @@ static int block_view_rank(unit_run_t *R, braid_comm_t *c, braid_coll_args_t *a)
     strict_wrap(&v.counted, &strict);
     int rc;
     if (BRAID_COLL_ALLGATHER == R->coll) {
-        /* bytes, in place: this rank's block at its place in rbuf */
+        /* bytes; the block in sbuf (not in place, as the glue passes a
+         * contiguous send buffer) or at its place in rbuf */
         size_t block = a->count * a->esize;
-        if (a->sbuf) memcpy((char *)a->rbuf + (size_t)me * block, a->sbuf, block);
-        a->sbuf = NULL;
+        (void)me;
         a->count = block;
         a->esize = 1;
         char *tmp = malloc((size_t)P * block + 1);

@@ -129,6 +129,8 @@ typedef struct unit_run {
      * with slots of the case's size (unit_shm_new); each rank's c->shm */
     void *shm_seg;
     size_t shm_slot;
+    bool shm_direct;                /* the segment has a single-copy reader (unit_shm_read) */
+    size_t shm_direct_above;        /* ... used above these bytes (or the slot) */
     braid_shm_t shm[UNIT_MAX_P];
     /* results */
     int rc[UNIT_MAX_P];
@@ -260,6 +262,16 @@ static inline size_t unit_case_bytes(const unit_run_t *R)
     return R->k.count * R->args.esize;
 }
 
+/* The single-copy reader of the rank threads: their "other processes"
+ * share this address space, so reading rank r's memory is a memcpy - what
+ * process_vm_readv does across processes. */
+static inline int unit_shm_read(void *arg, int r, void *dst, uint64_t src, size_t bytes)
+{
+    (void)arg, (void)r;
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    return BRAID_OK;
+}
+
 static int unit_rank_body(braid_comm_t *c, void *p)
 {
     unit_run_t *R = p;
@@ -267,6 +279,10 @@ static int unit_rank_body(braid_comm_t *c, void *p)
         /* ranks are threads on a few cores: yield as an oversubscribed node does */
         int rc = braid_shm_attach(&R->shm[c->rank], R->shm_seg, c->rank, c->size, true);
         if (BRAID_OK != rc) return rc;
+        if (R->shm_direct) {
+            R->shm[c->rank].read = unit_shm_read;
+            R->shm[c->rank].direct_above = R->shm_direct_above;
+        }
         c->shm = &R->shm[c->rank];
     }
     braid_coll_args_t a = R->args;
@@ -286,8 +302,16 @@ static inline int unit_run_exec(unit_run_t *R)
 {
     if (unit_alg_has(R->coll, R->alg, BRAID_OPT_SHM)) {
         /* a fresh segment per run: call numbers start again at 1 */
-        size_t slot = unit_case_bytes(R);
+        size_t bytes = unit_case_bytes(R), slot = bytes;
         slot = slot < 1 ? 1 : slot > UNIT_SHM_SLOT_MAX ? UNIT_SHM_SLOT_MAX : slot;
+        /* algorithms with a single-copy path get a reader, used above
+         * the slot (cases above UNIT_SHM_SLOT_MAX) and, for odd counts, at
+         * any size: the threshold (count % 4 == 1) or a slot too small
+         * (count % 4 == 3) sends every size through it */
+        R->shm_direct = unit_alg_has(R->coll, R->alg, BRAID_OPT_SHM_DIRECT);
+        R->shm_direct_above = SIZE_MAX;
+        if (R->shm_direct && 1 == (R->k.count & 3)) R->shm_direct_above = 0;
+        if (R->shm_direct && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
         free(R->shm_seg);
         R->shm_seg = unit_shm_segment(R->P, 3, slot);
         R->shm_slot = slot;
@@ -306,7 +330,8 @@ static inline int unit_run_exec(unit_run_t *R)
 /* supported, unless R runs a shm algorithm on more bytes than its slot */
 static inline bool unit_shm_supported(const unit_run_t *R, bool supported)
 {
-    return supported && !(NULL != R->shm_seg && unit_case_bytes(R) > R->shm_slot);
+    return supported &&
+           !(NULL != R->shm_seg && !R->shm_direct && unit_case_bytes(R) > R->shm_slot);
 }
 
 static inline void unit_check_rc(const unit_run_t *R, int exec_rc, bool supported)

@@ -1,0 +1,41 @@
+/*
+ * braid_cma.c - process_vm_readv behind a plain "copy from that process"
+ * (braid_cma.h).
+ */
+#define _GNU_SOURCE
+#include "braid_cma.h"
+
+#include <errno.h>
+#include <sys/types.h>
+
+#if defined(__linux__)
+#include <sys/uio.h>
+
+int braid_cma_read(long pid, void *dst, uint64_t src, size_t bytes)
+{
+    unsigned char *d = dst;
+    while (bytes > 0) {
+        /* the kernel moves at most MAX_RW_COUNT (2 GiB - 4 KiB) per call
+         * and stops early at an unmapped page: continue from where it
+         * stopped; no progress at all is an error */
+        struct iovec local = { d, bytes }, remote = { (void *)(uintptr_t)src, bytes };
+        ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+        if (n < 0 && EINTR == errno) continue;
+        if (n <= 0) {
+            if (0 == n) errno = EFAULT;
+            return -1;
+        }
+        d += n;
+        src += (uint64_t)n;
+        bytes -= (size_t)n;
+    }
+    return 0;
+}
+#else
+int braid_cma_read(long pid, void *dst, uint64_t src, size_t bytes)
+{
+    (void)pid, (void)dst, (void)src, (void)bytes;
+    errno = ENOSYS;
+    return -1;
+}
+#endif

@@ -1,0 +1,19 @@
+/*
+ * braid_cma.h - single copy between the processes of a node with Linux's
+ * cross-memory attach (process_vm_readv), the reader behind the shm tier's
+ * large messages (libbraid/shm/braid_shm.h, s->read). It needs the
+ * permission to trace the peer (same user; Yama's ptrace_scope 0, or a
+ * capability) and a kernel and seccomp profile that allow the call, so the
+ * glue tries it once per communicator before using it. No Open MPI, no UCX.
+ */
+#ifndef BRAID_CMA_H
+#define BRAID_CMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copy bytes at address src of process pid into dst (partial transfers
+ * continued): 0, or -1 with errno set (ENOSYS where there is no such call). */
+int braid_cma_read(long pid, void *dst, uint64_t src, size_t bytes);
+
+#endif
