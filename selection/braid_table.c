@@ -207,23 +207,29 @@ static const char builtin_rules[] =
 /* Where the shared-memory tier takes over on a communicator that has a
  * segment (every rank on one node, set up after a few calls: coll/
  * coll_braid_shm.c). Measured at np=2 on the 2-core machine (README
- * "Small messages"; contrib/bench/variants.sh and methods.sh): shm wins
- * every collective up to 4K (reduce_scatter: 8K); at 8K a
- * bcast or reduce through the segment (copy in, copy out) is slower than
- * one point-to-point message. For larger P the allreduce and allgather
- * rows stop earlier, below the sizes where one rank reading P slots costs
- * more than the message algorithms' log P steps (not yet measured there).
- * A size above a segment's slot (coll_braid_shm_slot_size) falls back to
- * the table above. */
+ * "Small messages" and "Mid-size messages"; contrib/bench/variants.sh and
+ * methods.sh): through the cells shm wins every collective up to 4K
+ * (reduce_scatter: 8K); above 4K per rank bcast, reduce and allgather go
+ * single copy (process_vm_readv, where the node permits it) and win or tie
+ * at every size measured, 8 KiB - 8 MiB, hence '*' at P <= 2. For larger P
+ * the rows stop where the cells stop: single copy at P > 2 is not yet
+ * measured (a 2-core machine cannot time it), and the allreduce and
+ * allgather rows stop earlier, below the sizes where one rank reading P
+ * slots costs more than the message algorithms' log P steps. A size the
+ * segment cannot carry (above its slot, coll_braid_shm_slot_size, without
+ * single copy) falls back to the table above. */
 static const char builtin_shm_rules[] =
     "# collective   comm_size   msg_size        algorithm\n"
     "barrier        1-64        *               shm\n"
-    "bcast          1-64        0-4K            shm\n"
+    "bcast          1-2         *               shm\n"
+    "bcast          3-64        0-4K            shm\n"
     "allreduce      1-8         0-4K            shm\n"
     "allreduce      9-64        0-2K            shm\n"
-    "reduce         1-64        0-4K            shm\n"
+    "reduce         1-2         *               shm\n"
+    "reduce         3-64        0-4K            shm\n"
     "reduce_scatter 1-64        0-8K            shm\n"
-    "allgather      1-8         0-4K            shm\n"
+    "allgather      1-2         *               shm\n"
+    "allgather      3-8         0-4K            shm\n"
     "allgather      9-64        0-512           shm\n";
 
 static braid_table_t builtin, builtin_shm;
