@@ -228,6 +228,9 @@ int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *c
  * host memory */
 bool mca_coll_braid_cuda_probe(void);          /* this process can load the driver */
 bool mca_coll_braid_is_device(const void *p);
+/* CUDA knows p (pinned host, device or managed memory; false in a job
+ * without CUDA): the shm tier's single copy does not read it in place */
+bool mca_coll_braid_is_cuda_memory(const void *p);
 /* elements per staging segment for count elements of `bytes` in total (the
  * same on every rank); count when the job does not segment */
 size_t mca_coll_braid_cuda_seg_count(size_t count, size_t bytes);

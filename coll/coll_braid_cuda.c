@@ -62,6 +62,17 @@ bool mca_coll_braid_cuda_probe(void)
 #endif
 }
 
+bool mca_coll_braid_is_cuda_memory(const void *p)
+{
+#ifdef BRAID_HAVE_CUDA
+    if (NULL == p || MPI_IN_PLACE == p || !cmp()->cuda_job) return false;
+    return braid_cuda_is_cuda_memory(p);
+#else
+    (void)p;
+    return false;
+#endif
+}
+
 bool mca_coll_braid_is_device(const void *p)
 {
 #ifdef BRAID_HAVE_CUDA

@@ -44,11 +44,14 @@ int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     bool contiguous = mca_coll_braid_is_contiguous(dtype, (size_t)count);
     bool is_root = m->bcomm.rank == root;
     /* device buffers (coll_braid_cuda.c): staged by this rank alone, or
-     * handed to UCX as they are when its context moves CUDA memory */
+     * handed to UCX as they are when its context moves CUDA memory - never
+     * to a shm algorithm, which copies with the CPU */
     bool dev = mca_coll_braid_is_device(buf);
     if (contiguous) {
         char *base = mca_coll_braid_contig_base(buf, dtype);
-        bool staged = dev && !braid_ucx_supports_cuda();
+        const braid_algorithm_t *alg = braid_algorithm(BRAID_COLL_BCAST, call.choice.alg);
+        bool shm = NULL != alg && (alg->options & BRAID_OPT_SHM);
+        bool staged = dev && (!braid_ucx_supports_cuda() || shm);
         mca_coll_braid_call_buffers(&call, BRAID_DEVPIPE_BCAST, is_root ? base : NULL, staged,
                                     is_root ? NULL : base, staged);
         return mca_coll_braid_to_mpi_error(mca_coll_braid_dispatch(m, &call));

@@ -86,6 +86,13 @@ static int cma_reader(void *arg, int r, void *dst, uint64_t src, size_t bytes)
     return BRAID_ERR_TRANSPORT;
 }
 
+/* memory a peer's process_vm_readv may be refused: CUDA's */
+static bool cuda_unreadable(void *arg, const void *p, size_t bytes)
+{
+    (void)arg, (void)bytes;
+    return mca_coll_braid_is_cuda_memory(p);
+}
+
 /* this rank can read the next rank's memory: its known word arrives intact */
 static bool cma_probe(const braid_shm_t *s, char *err, size_t errlen)
 {
@@ -189,6 +196,7 @@ static void setup_single_copy(mca_coll_braid_module_t *m)
     if (agree(m, mine)) {
         m->shm.read = cma_reader;
         m->shm.read_arg = &m->shm;
+        m->shm.unreadable = cuda_unreadable;
         m->shm.direct_above = (size_t)c->shm_single_copy_above;
         return;
     }

@@ -300,6 +300,11 @@ bool braid_cuda_is_device_ptr(const void *p)
     return on_device(&info);
 }
 
+bool braid_cuda_is_cuda_memory(const void *p)
+{
+    return PTR_HOST != query_ptr(p).kind;
+}
+
 /* ------------------------------------------------------------------ */
 /* Sessions                                                             */
 /* ------------------------------------------------------------------ */

@@ -48,6 +48,12 @@ bool braid_cuda_available(void);
  * whenever CUDA is not available. */
 bool braid_cuda_is_device_ptr(const void *p);
 
+/* CUDA knows p: pinned host, device or managed memory (any MEMORY_TYPE, or
+ * IS_MANAGED). False for NULL, plain host memory and whenever CUDA is not
+ * available. Such memory is mapped by the driver, and another process's
+ * process_vm_readv may be refused it (EFAULT). */
+bool braid_cuda_is_cuda_memory(const void *p);
+
 /* Per-user state: two streams (device-to-host, host-to-device), the
  * pipeline's events and the kernel module, bound to one CUDA context. */
 typedef struct braid_cuda_session braid_cuda_session_t;

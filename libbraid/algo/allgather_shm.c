@@ -25,9 +25,10 @@ static int allgather_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_s
 {
     unsigned char *out = a->rbuf;
     uint64_t seq = braid_shm_begin(s);
-    braid_shm_publish_addr(s, seq, in);
+    const void *pub = braid_shm_expose(s, in, bytes, a->scratch);
+    braid_shm_publish_addr(s, seq, pub);
     braid_shm_wait_all(s, seq);
-    int rc = BRAID_OK;
+    int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     for (int i = 1; i < c->size && BRAID_OK == rc; i++) {
         int r = (c->rank + i) % c->size;
         rc = s->read(s->read_arg, r, out + (size_t)r * bytes, braid_shm_addr(s, seq, r), bytes);

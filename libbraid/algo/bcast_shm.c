@@ -28,7 +28,9 @@ static int bcast_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t
     uint64_t seq = braid_shm_begin(s);
     int rc = BRAID_OK;
     if (c->rank == a->root) {
-        braid_shm_publish_addr(s, seq, a->rbuf);
+        const void *pub = braid_shm_expose(s, a->rbuf, bytes, a->scratch);
+        if (NULL == pub) rc = BRAID_ERR_NOMEM;
+        braid_shm_publish_addr(s, seq, pub);
         braid_shm_done(s, seq);
         braid_shm_wait_all_done(s, seq);
     } else {

@@ -90,8 +90,11 @@ static int reduce_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
                          const unsigned char *in)
 {
     uint64_t seq = braid_shm_begin(s);
-    braid_shm_publish_addr(s, seq, in);
-    int rc = BRAID_OK;
+    /* the root reads its own input in place; the others expose theirs */
+    const void *pub = c->rank == a->root ? in : braid_shm_expose(s, in, a->count * a->esize,
+                                                                  a->scratch);
+    braid_shm_publish_addr(s, seq, pub);
+    int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     if (c->rank == a->root) {
         braid_shm_wait_all(s, seq);
         rc = reduce_root(s, seq, a, in);

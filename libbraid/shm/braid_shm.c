@@ -183,6 +183,15 @@ void braid_shm_publish_addr(braid_shm_t *s, uint64_t seq, const void *p)
     braid_shm_publish(s, seq, &a, sizeof a);
 }
 
+const void *braid_shm_expose(const braid_shm_t *s, const void *p, size_t bytes,
+                             braid_scratch_t *scratch)
+{
+    if (NULL == s->unreadable || !s->unreadable(s->unreadable_arg, p, bytes)) return p;
+    void *copy = braid_scratch_get(scratch, BRAID_SHM_SCRATCH, bytes);
+    if (NULL != copy) memcpy(copy, p, bytes);
+    return copy;
+}
+
 uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r)
 {
     uint64_t a;

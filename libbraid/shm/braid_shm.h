@@ -71,6 +71,12 @@ extern "C" {
  * into dst: BRAID_OK, or an error code when the copy failed. */
 typedef int (*braid_shm_read_fn)(void *arg, int r, void *dst, uint64_t src, size_t bytes);
 
+/* Whether the reader cannot reach [p, p + bytes) of this process: memory a
+ * driver mapped (CUDA's pinned, device or managed memory: the kernel's
+ * cross-memory attach refuses pages it cannot pin, EFAULT). Such a buffer
+ * is copied to ordinary memory before its address is published. */
+typedef bool (*braid_shm_unreadable_fn)(void *arg, const void *p, size_t bytes);
+
 typedef struct braid_shm {
     unsigned char *base;      /* the mapped segment */
     int rank, size;
@@ -85,6 +91,8 @@ typedef struct braid_shm {
     uint64_t waits;           /* turns spent waiting (statistics) */
     braid_shm_read_fn read;   /* single copy from a peer's memory; NULL: cells only */
     void *read_arg;
+    braid_shm_unreadable_fn unreadable; /* NULL: every buffer is readable */
+    void *unreadable_arg;
     size_t direct_above;      /* with a reader: single copy above these bytes per rank
                                  (at most slot_bytes; beyond the slot it is the only way) */
 } braid_shm_t;
@@ -171,6 +179,15 @@ void braid_shm_wait_all_done(braid_shm_t *s, uint64_t seq);
 /* Single copy: publish the address of this rank's buffer for call seq
  * (claim + address into the slot + arrive), and read rank r's. */
 void braid_shm_publish_addr(braid_shm_t *s, uint64_t seq, const void *p);
+
+/* Where the others can read this rank's bytes at p: p itself, or (memory
+ * the reader cannot reach, s->unreadable) a copy in scratch slot
+ * BRAID_SHM_SCRATCH; NULL when that copy cannot be allocated (publish it
+ * anyway - the readers then fail instead of waiting for ever). */
+#define BRAID_SHM_SCRATCH 2
+struct braid_scratch;
+const void *braid_shm_expose(const braid_shm_t *s, const void *p, size_t bytes,
+                             struct braid_scratch *scratch);
 uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r);
 
 #ifdef __cplusplus

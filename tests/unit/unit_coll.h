@@ -33,6 +33,7 @@
 #ifndef UNIT_COLL_H
 #define UNIT_COLL_H
 
+#include <malloc.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -131,6 +132,8 @@ typedef struct unit_run {
     size_t shm_slot;
     bool shm_direct;                /* the segment has a single-copy reader (unit_shm_read) */
     size_t shm_direct_above;        /* ... used above these bytes (or the slot) */
+    bool shm_driver_mem;            /* the ranks' buffers act as CUDA-mapped memory:
+                                       the reader refuses them (unit_shm_read) */
     braid_shm_t shm[UNIT_MAX_P];
     /* results */
     int rc[UNIT_MAX_P];
@@ -262,14 +265,40 @@ static inline size_t unit_case_bytes(const unit_run_t *R)
     return R->k.count * R->args.esize;
 }
 
+/* [p, p + bytes) overlaps a buffer a rank passed (sbuf or rbuf) */
+static inline bool unit_in_rank_buffers(const unit_run_t *R, const void *p, size_t bytes)
+{
+    const unsigned char *lo = p, *hi = lo + (bytes ? bytes : 1);
+    for (int r = 0; r < R->P; r++) {
+        const unsigned char *b[2] = { R->sbuf[r], R->rbuf[r] };
+        for (int i = 0; i < 2; i++)
+            if (NULL != b[i] && lo < b[i] + malloc_usable_size((void *)b[i]) && b[i] < hi)
+                return true;
+    }
+    return false;
+}
+
 /* The single-copy reader of the rank threads: their "other processes"
  * share this address space, so reading rank r's memory is a memcpy - what
- * process_vm_readv does across processes. */
+ * process_vm_readv does across processes. Like process_vm_readv on memory
+ * the CUDA driver mapped (pinned host, device, managed: EFAULT), it refuses
+ * the ranks' own buffers in the cases that mark them so (shm_driver_mem),
+ * and it refuses address 0 (a buffer that was never exposed). */
 static inline int unit_shm_read(void *arg, int r, void *dst, uint64_t src, size_t bytes)
 {
-    (void)arg, (void)r;
+    const unit_run_t *R = arg;
+    (void)r;
+    if (0 == src || (R->shm_driver_mem && unit_in_rank_buffers(R, (const void *)(uintptr_t)src, bytes)))
+        return BRAID_ERR_TRANSPORT;
     memcpy(dst, (const void *)(uintptr_t)src, bytes);
     return BRAID_OK;
+}
+
+/* the hook that tells the algorithms so (the glue asks the CUDA driver) */
+static inline bool unit_shm_unreadable(void *arg, const void *p, size_t bytes)
+{
+    const unit_run_t *R = arg;
+    return R->shm_driver_mem && unit_in_rank_buffers(R, p, bytes);
 }
 
 static int unit_rank_body(braid_comm_t *c, void *p)
@@ -281,6 +310,9 @@ static int unit_rank_body(braid_comm_t *c, void *p)
         if (BRAID_OK != rc) return rc;
         if (R->shm_direct) {
             R->shm[c->rank].read = unit_shm_read;
+            R->shm[c->rank].read_arg = R;
+            R->shm[c->rank].unreadable = unit_shm_unreadable;
+            R->shm[c->rank].unreadable_arg = R;
             R->shm[c->rank].direct_above = R->shm_direct_above;
         }
         c->shm = &R->shm[c->rank];
@@ -311,6 +343,8 @@ static inline int unit_run_exec(unit_run_t *R)
         R->shm_direct = unit_alg_has(R->coll, R->alg, BRAID_OPT_SHM_DIRECT);
         R->shm_direct_above = SIZE_MAX;
         if (R->shm_direct && 1 == (R->k.count & 3)) R->shm_direct_above = 0;
+        /* and some of those (count % 8 == 5) with buffers the reader refuses */
+        R->shm_driver_mem = R->shm_direct && 5 == (R->k.count & 7);
         if (R->shm_direct && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
         free(R->shm_seg);
         R->shm_seg = unit_shm_segment(R->P, 3, slot);
