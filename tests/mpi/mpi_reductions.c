@@ -30,7 +30,8 @@
  * bcast and allgather.
  *
  * usage: mpi_reductions [quick] [ompi-safe] | huge | untouched
- *   huge:      only an allreduce of more than 2^31 bytes (2 GiB per rank)
+ *   huge:      only an allreduce, a reduce and a bcast of more than 2^31 bytes
+ *              (2 GiB per rank)
  *   untouched: only the untouched-bytes checks (every predefined type and
  *              op, and the derived types with holes)
  *   quick:     fewer counts, for sweeps
@@ -1091,7 +1092,10 @@ static void test_untouched_derived(MPI_Comm comm, const char *what)
 }
 
 /* more than 2^31 bytes in one call: 2^28 + 5 doubles (2 GiB + 40 B) in
- * place; every value is a small integer, so the sum is exact */
+ * place; every value is a small integer, so the sum is exact. Then a
+ * reduce to the last rank (in place there) and a bcast from rank 0 of the
+ * same vector (more than one process_vm_readv each where the shm tier
+ * reads single copy: the kernel moves at most 2 GiB - 4 KiB per call). */
 static void test_huge(MPI_Comm comm)
 {
     int rank, P;
@@ -1111,6 +1115,25 @@ static void test_huge(MPI_Comm comm)
         if (x[i] != (double)P * (double)(i % 1000) + rsum && 0 == bad++) first = i;
     mt_check(0 == bad, "huge allreduce of %zu bytes: %zu wrong (first at %zu)", n * sizeof(double),
              bad, first);
+
+    int root = P - 1;
+    for (size_t i = 0; i < n; i++) x[i] = (double)((i % 1000) + (size_t)rank);
+    MPI_Reduce(rank == root ? MPI_IN_PLACE : x, rank == root ? x : NULL, (int)n, MPI_DOUBLE, MPI_SUM,
+               root, comm);
+    bad = 0;
+    if (rank == root)
+        for (size_t i = 0; i < n; i++)
+            if (x[i] != (double)P * (double)(i % 1000) + rsum && 0 == bad++) first = i;
+    mt_check(0 == bad, "huge reduce of %zu bytes: %zu wrong (first at %zu)", n * sizeof(double), bad,
+             first);
+
+    for (size_t i = 0; i < n; i++) x[i] = 0 == rank ? (double)(i % 4093) : -1.0;
+    MPI_Bcast(x, (int)n, MPI_DOUBLE, 0, comm);
+    bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != (double)(i % 4093) && 0 == bad++) first = i;
+    mt_check(0 == bad, "huge bcast of %zu bytes: %zu wrong (first at %zu)", n * sizeof(double), bad,
+             first);
     free(x);
 }
 
