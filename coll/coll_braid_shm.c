@@ -19,7 +19,8 @@
  *      everywhere, with a warning from the rank that failed;
  *   5. single copy (coll_braid_shm_single_copy): each rank has published
  *      its process id and the address of a known word in its control line
- *      (before step 3, which orders them); it reads the next rank's word
+ *      (before step 3, which orders them; under Yama's ptrace_scope 1 it
+ *      has also allowed its peers to read it); it reads the next rank's word
  *      with process_vm_readv, and a second MIN allreduce turns the reader
  *      on for every rank or for none (warning, once per process, from a
  *      rank that could not: ptrace permission, seccomp, another PID
@@ -164,6 +165,7 @@ static bool map_segment(mca_coll_braid_module_t *m, braid_comm_t *group, size_t 
         return false;
     }
     m->shm.idle = idle_progress;
+    if (c->shm_single_copy) braid_cma_allow_peers();
     braid_shm_set_word(&m->shm, WORD_PID, (uint64_t)getpid());
     braid_shm_set_word(&m->shm, WORD_PROBE, (uint64_t)(uintptr_t)&cma_probe_word);
     return true;

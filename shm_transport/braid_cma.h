@@ -16,4 +16,11 @@
  * continued): 0, or -1 with errno set (ENOSYS where there is no such call). */
 int braid_cma_read(long pid, void *dst, uint64_t src, size_t bytes);
 
+/* Let the job's other processes read this one: under Yama's ptrace_scope 1
+ * (Ubuntu's default) only a process's ancestors may, so - as Open MPI's
+ * vader does for its CMA path - name any process of the same user as an
+ * allowed tracer (PR_SET_PTRACER_ANY). Nothing where Yama is absent or
+ * stricter (scopes 2 and 3 need a capability; the probe then fails). */
+void braid_cma_allow_peers(void);
+
 #endif
