@@ -242,6 +242,17 @@ int mca_coll_braid_prev_allreduce(mca_coll_braid_module_t *m, const void *sbuf, 
                                   int count, MPI_Datatype dtype, MPI_Op op);
 int mca_coll_braid_prev_reduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
                                int count, MPI_Datatype dtype, MPI_Op op, int root);
+/* Host copies of a call's device buffers (sbuf: count elements of sdtype,
+ * read; rbuf, when not NULL: rcount elements of rdtype, filled from the
+ * device when rfill, written back by close when rc is MPI_SUCCESS). The
+ * pointers are replaced by their copies; buffers not on a device stay.
+ * open: MPI_SUCCESS or MPI_ERR_NO_MEM (close it either way); close returns
+ * rc, or MPI_ERR_OTHER when the copy back failed. */
+typedef struct mca_coll_braid_host_copies mca_coll_braid_host_copies_t;
+int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc, const void **sbuf,
+                                    size_t scount, MPI_Datatype sdtype, void **rbuf,
+                                    size_t rcount, MPI_Datatype rdtype, bool rfill);
+int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc);
 void *mca_coll_braid_shadow_buffer(void *buf, size_t count, MPI_Datatype dtype, void **handle);
 int mca_coll_braid_shadow_finish(void *handle, bool copy_back);
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);

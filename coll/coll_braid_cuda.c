@@ -192,14 +192,16 @@ static size_t span_of(MPI_Datatype dtype, size_t count, ptrdiff_t *true_lb)
     return count ? (count - 1) * (size_t)extent + (size_t)text : 0;
 }
 
-/* Returns the host address to use in place of buf (NULL on failure). */
-static void *shadow_open(shadow_t *s, void *buf, size_t count, MPI_Datatype dtype)
+/* Returns the host address to use in place of buf (NULL on failure); the
+ * copy holds buf's bytes when fill, else whatever malloc gave. */
+static void *shadow_open(shadow_t *s, void *buf, size_t count, MPI_Datatype dtype, bool fill)
 {
     s->user = buf;
     s->span = span_of(dtype, count, &s->true_lb);
     s->mem = malloc(s->span ? s->span : 1);
     if (NULL == s->mem) return NULL;
-    if (BRAID_OK != mca_coll_braid_copy(s->mem, (char *)buf + s->true_lb, s->span, true)) {
+    if (fill &&
+        BRAID_OK != mca_coll_braid_copy(s->mem, (char *)buf + s->true_lb, s->span, true)) {
         free(s->mem);
         s->mem = NULL;
         return NULL;
@@ -217,21 +219,50 @@ static int shadow_close(shadow_t *s, bool copy_back)
     return rc;
 }
 
+/* Host stand-ins for the device buffers of one call: a send buffer read
+ * whole from the device, a receive buffer filled from it only when the call
+ * reads it (rfill: in place, or holes of a datatype to keep) and written
+ * back whole when the call succeeded. Synchronous and not pipelined: the
+ * paths braid stages segment by segment (allreduce, reduce, bcast) do not
+ * come here. */
+struct mca_coll_braid_host_copies {
+    shadow_t send, recv;
+};
+
+int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc, const void **sbuf,
+                                    size_t scount, MPI_Datatype sdtype, void **rbuf,
+                                    size_t rcount, MPI_Datatype rdtype, bool rfill)
+{
+    bool sdev = mca_coll_braid_is_device(*sbuf), rdev = NULL != rbuf && mca_coll_braid_is_device(*rbuf);
+    *hc = NULL;
+    if (!sdev && !rdev) return MPI_SUCCESS;
+    if (NULL == (*hc = calloc(1, sizeof(**hc)))) return MPI_ERR_NO_MEM;
+    if (sdev && NULL == (*sbuf = shadow_open(&(*hc)->send, (void *)*sbuf, scount, sdtype, true)))
+        return MPI_ERR_NO_MEM;
+    if (rdev && NULL == (*rbuf = shadow_open(&(*hc)->recv, *rbuf, rcount, rdtype, rfill)))
+        return MPI_ERR_NO_MEM;
+    return MPI_SUCCESS;
+}
+
+int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc)
+{
+    if (NULL == hc) return rc;
+    shadow_close(&hc->send, false);
+    if (BRAID_OK != shadow_close(&hc->recv, MPI_SUCCESS == rc) && MPI_SUCCESS == rc)
+        rc = MPI_ERR_OTHER;
+    free(hc);
+    return rc;
+}
+
 int mca_coll_braid_prev_allreduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
                                   int count, MPI_Datatype dtype, MPI_Op op)
 {
     size_t n = count > 0 ? (size_t)count : 0;
-    bool sdev = mca_coll_braid_is_device(sbuf), rdev = mca_coll_braid_is_device(rbuf);
-    if (!sdev && !rdev)
-        return m->prev.allreduce(sbuf, rbuf, count, dtype, op, m->comm, m->prev.allreduce_module);
-    shadow_t ss = { 0 }, rs = { 0 };
-    const void *hs = sdev ? shadow_open(&ss, (void *)sbuf, n, dtype) : sbuf;
-    void *hr = rdev ? shadow_open(&rs, rbuf, n, dtype) : rbuf;
-    int rc = (NULL == hs || NULL == hr) ? MPI_ERR_NO_MEM
-             : m->prev.allreduce(hs, hr, count, dtype, op, m->comm, m->prev.allreduce_module);
-    shadow_close(&ss, false);
-    if (BRAID_OK != shadow_close(&rs, MPI_SUCCESS == rc) && MPI_SUCCESS == rc) rc = MPI_ERR_OTHER;
-    return rc;
+    mca_coll_braid_host_copies_t *hc;
+    int rc = mca_coll_braid_host_copies_open(&hc, &sbuf, n, dtype, &rbuf, n, dtype, true);
+    if (MPI_SUCCESS == rc)
+        rc = m->prev.allreduce(sbuf, rbuf, count, dtype, op, m->comm, m->prev.allreduce_module);
+    return mca_coll_braid_host_copies_close(hc, rc);
 }
 
 int mca_coll_braid_prev_reduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
@@ -239,17 +270,12 @@ int mca_coll_braid_prev_reduce(mca_coll_braid_module_t *m, const void *sbuf, voi
 {
     size_t n = count > 0 ? (size_t)count : 0;
     bool is_root = m->bcomm.rank == root;
-    bool sdev = mca_coll_braid_is_device(sbuf), rdev = is_root && mca_coll_braid_is_device(rbuf);
-    if (!sdev && !rdev)
-        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, m->comm, m->prev.reduce_module);
-    shadow_t ss = { 0 }, rs = { 0 };
-    const void *hs = sdev ? shadow_open(&ss, (void *)sbuf, n, dtype) : sbuf;
-    void *hr = rdev ? shadow_open(&rs, rbuf, n, dtype) : rbuf;
-    int rc = (NULL == hs || NULL == hr) ? MPI_ERR_NO_MEM
-             : m->prev.reduce(hs, hr, count, dtype, op, root, m->comm, m->prev.reduce_module);
-    shadow_close(&ss, false);
-    if (BRAID_OK != shadow_close(&rs, MPI_SUCCESS == rc) && MPI_SUCCESS == rc) rc = MPI_ERR_OTHER;
-    return rc;
+    mca_coll_braid_host_copies_t *hc;
+    int rc = mca_coll_braid_host_copies_open(&hc, &sbuf, n, dtype, is_root ? &rbuf : NULL, n,
+                                             dtype, true);
+    if (MPI_SUCCESS == rc)
+        rc = m->prev.reduce(sbuf, rbuf, count, dtype, op, root, m->comm, m->prev.reduce_module);
+    return mca_coll_braid_host_copies_close(hc, rc);
 }
 
 /* Device-aware bcast of a datatype that is not contiguous: the packed
@@ -259,7 +285,7 @@ void *mca_coll_braid_shadow_buffer(void *buf, size_t count, MPI_Datatype dtype, 
     shadow_t *s = calloc(1, sizeof(*s));
     *handle = s;
     if (NULL == s) return NULL;
-    return shadow_open(s, buf, count, dtype);
+    return shadow_open(s, buf, count, dtype, true);
 }
 
 int mca_coll_braid_shadow_finish(void *handle, bool copy_back)

@@ -88,10 +88,11 @@ int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
 
 /* The wire carries each rank's block as packed bytes (count x type size,
  * equal on every rank by MPI's signature rule); datatypes that are not
- * contiguous are packed into scratch and unpacked at the end. */
-int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+ * contiguous are packed into scratch and unpacked at the end. Host
+ * buffers only (device buffers: mca_coll_braid_allgather). */
+static int allgather_host(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                          void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     int P = m->bcomm.size, rank = m->bcomm.rank;
@@ -113,8 +114,7 @@ int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_
      * algorithm's peers read it straight from there; the others copy it to
      * the rank's block themselves); otherwise it is packed into the block */
     const void *send = NULL;
-    if (MPI_IN_PLACE != sbuf && scount > 0 && mca_coll_braid_is_contiguous(sdtype, (size_t)scount) &&
-        !mca_coll_braid_is_device(sbuf)) {
+    if (MPI_IN_PLACE != sbuf && scount > 0 && mca_coll_braid_is_contiguous(sdtype, (size_t)scount)) {
         send = mca_coll_braid_contig_base(sbuf, sdtype);
     } else if (MPI_IN_PLACE != sbuf) {
         rc = mca_coll_braid_pack(sbuf, (size_t)scount, sdtype, mine, block);
@@ -135,4 +135,24 @@ int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_
         OMPI_SUCCESS != mca_coll_braid_unpack(rbuf, rn * (size_t)P, rdtype, base, block * (size_t)P))
         rc = MPI_ERR_INTERN;
     return rc;
+}
+
+/* Device buffers (a job that uses CUDA) are gathered through host copies
+ * made here, whole and synchronously: the algorithms, and the previous
+ * module braid may hand the call to, touch the buffers with the CPU. The
+ * receive buffer is read from the device only when the call reads it (in
+ * place: this rank's block; a datatype with holes: the holes). */
+int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
+    size_t rn = (rcount > 0 ? (size_t)rcount : 0) * (size_t)m->bcomm.size;
+    bool rfill = MPI_IN_PLACE == sbuf || !mca_coll_braid_is_contiguous(rdtype, rn);
+    mca_coll_braid_host_copies_t *hc;
+    int rc = mca_coll_braid_host_copies_open(&hc, &sbuf, scount > 0 ? (size_t)scount : 0, sdtype,
+                                             &rbuf, rn, rdtype, rfill);
+    if (MPI_SUCCESS == rc)
+        rc = allgather_host(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
+    return mca_coll_braid_host_copies_close(hc, rc);
 }

@@ -242,6 +242,34 @@ static int reduce_scatter_common(mca_coll_braid_module_t *m, const void *sbuf, v
     return rc;
 }
 
+/* Both entry points after reduce_scatter_common: device buffers get host
+ * copies, whole (mca_coll_braid_host_copies_open): the send buffer (total
+ * elements; in place the receive buffer holds them) in, this rank's block
+ * out; what braid does not take goes to the previous module, on those
+ * copies too. rcounts_int NULL: MPI_Reduce_scatter_block of count. */
+static int reduce_scatter_entry(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
+                                size_t count, const size_t *rcounts, const int *rcounts_int,
+                                size_t total, MPI_Datatype dtype, MPI_Op op)
+{
+    bool in_place = MPI_IN_PLACE == sbuf;
+    size_t mine = rcounts ? rcounts[m->bcomm.rank] : count, rn = in_place ? total : mine;
+    mca_coll_braid_host_copies_t *hc;
+    int rc = mca_coll_braid_host_copies_open(&hc, &sbuf, total, dtype, &rbuf, rn, dtype,
+                                             in_place || !mca_coll_braid_is_contiguous(dtype, rn));
+    if (MPI_SUCCESS == rc) {
+        int brc = reduce_scatter_common(m, sbuf, rbuf, count, rcounts, total, dtype, op);
+        if (BRAID_ERR_UNSUPPORTED != brc)
+            rc = mca_coll_braid_to_mpi_error(brc);
+        else if (NULL == rcounts_int)
+            rc = m->prev.reduce_scatter_block(sbuf, rbuf, (int)count, dtype, op, m->comm,
+                                              m->prev.reduce_scatter_block_module);
+        else
+            rc = m->prev.reduce_scatter(sbuf, rbuf, rcounts_int, dtype, op, m->comm,
+                                        m->prev.reduce_scatter_module);
+    }
+    return mca_coll_braid_host_copies_close(hc, rc);
+}
+
 int mca_coll_braid_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                         struct ompi_communicator_t *comm,
@@ -249,11 +277,9 @@ int mca_coll_braid_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     size_t n = rcount > 0 ? (size_t)rcount : 0;
-    int rc = reduce_scatter_common(m, sbuf, rbuf, n, NULL, n * (size_t)m->bcomm.size, dtype, op);
-    if (BRAID_ERR_UNSUPPORTED == rc)
-        return m->prev.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
-                                            m->prev.reduce_scatter_block_module);
-    return mca_coll_braid_to_mpi_error(rc);
+    (void)comm;
+    return reduce_scatter_entry(m, sbuf, rbuf, n, NULL, NULL, n * (size_t)m->bcomm.size, dtype,
+                                op);
 }
 
 int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
@@ -262,6 +288,7 @@ int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     size_t total = 0;
+    (void)comm;
     /* made by the communicator's first MPI_Reduce_scatter (a failure is
      * what a failed scratch allocation is: MPI_ERR_NO_MEM) */
     if (NULL == m->rcounts && NULL == (m->rcounts = malloc((size_t)m->bcomm.size * sizeof(size_t))))
@@ -270,9 +297,5 @@ int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
         m->rcounts[i] = rcounts[i] > 0 ? (size_t)rcounts[i] : 0;
         total += m->rcounts[i];
     }
-    int rc = reduce_scatter_common(m, sbuf, rbuf, 0, m->rcounts, total, dtype, op);
-    if (BRAID_ERR_UNSUPPORTED == rc)
-        return m->prev.reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
-                                      m->prev.reduce_scatter_module);
-    return mca_coll_braid_to_mpi_error(rc);
+    return reduce_scatter_entry(m, sbuf, rbuf, 0, m->rcounts, rcounts, total, dtype, op);
 }

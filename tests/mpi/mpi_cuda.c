@@ -7,6 +7,10 @@
  * braid's staging segments) and roots; every result is compared with a
  * reference computed locally from the known inputs.
  *
+ * MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce_scatter take the
+ * same mixes (braid runs them on host copies of device buffers); pinned
+ * host memory (cuMemHostAlloc) is a fourth place.
+ *
  * Also: a pair type (MPI_2INT, MAXLOC: staged layout), a strided vector
  * broadcast (packed through a host copy), a non-commutative user op (handed
  * to the previous module through host copies), and rank 0's buffers on the
@@ -22,8 +26,11 @@
  *
  * usage: mpi_cuda                 the tests
  *        mpi_cuda bench [MiB]     device-buffer MPI_Allreduce (float sum) GB/s
- *                                 against copy-to-host + host MPI_Allreduce +
- *                                 copy-back, 1 MiB .. MiB (default 256)
+ *                                 against braid's host-buffer allreduce of the
+ *                                 same size and against copy-to-host + host
+ *                                 MPI_Allreduce + copy-back, 1 MiB .. MiB
+ *                                 (default 256); goal from 4 MiB: device/host
+ *                                 time <= 1.2, baseline/device time >= 2
  */
 #include "mpi_test_common.h"
 
@@ -43,6 +50,8 @@ static struct {
     cu_result_t (*MemAlloc)(cu_ptr_t *, size_t);
     cu_result_t (*MemAllocManaged)(cu_ptr_t *, size_t, unsigned);
     cu_result_t (*MemFree)(cu_ptr_t);
+    cu_result_t (*MemHostAlloc)(void **, size_t, unsigned);
+    cu_result_t (*MemFreeHost)(void *);
     cu_result_t (*MemcpyHtoD)(cu_ptr_t, const void *, size_t);
     cu_result_t (*MemcpyDtoH)(void *, cu_ptr_t, size_t);
 } cu;
@@ -61,6 +70,8 @@ static int cuda_setup(int rank)
         { (void **)&cu.MemAlloc, "cuMemAlloc_v2" },
         { (void **)&cu.MemAllocManaged, "cuMemAllocManaged" },
         { (void **)&cu.MemFree, "cuMemFree_v2" },
+        { (void **)&cu.MemHostAlloc, "cuMemHostAlloc" },
+        { (void **)&cu.MemFreeHost, "cuMemFreeHost" },
         { (void **)&cu.MemcpyHtoD, "cuMemcpyHtoD_v2" },
         { (void **)&cu.MemcpyDtoH, "cuMemcpyDtoH_v2" },
     };
@@ -76,8 +87,8 @@ static int cuda_setup(int rank)
 }
 
 /* ---- buffers in a chosen place ---- */
-typedef enum { WHERE_HOST, WHERE_DEVICE, WHERE_MANAGED, WHERE_N } where_t;
-static const char *where_name[WHERE_N] = { "host", "device", "managed" };
+typedef enum { WHERE_HOST, WHERE_DEVICE, WHERE_MANAGED, WHERE_PINNED, WHERE_N } where_t;
+static const char *where_name[WHERE_N] = { "host", "device", "managed", "pinned" };
 
 typedef struct buf {
     where_t where;
@@ -92,6 +103,7 @@ static buf_t buf_alloc(where_t w, size_t len)
     if (WHERE_HOST == w) b.p = malloc(len ? len : 1);
     else if (WHERE_DEVICE == w && 0 == cu.MemAlloc(&d, len ? len : 1)) b.p = (void *)(uintptr_t)d;
     else if (WHERE_MANAGED == w && 0 == cu.MemAllocManaged(&d, len ? len : 1, 1)) b.p = (void *)(uintptr_t)d;
+    else if (WHERE_PINNED == w && 0 != cu.MemHostAlloc(&b.p, len ? len : 1, 0)) b.p = NULL;
     if (NULL == b.p) {
         fprintf(stderr, "mpi_cuda: cannot allocate %zu bytes of %s memory\n", len, where_name[w]);
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -102,20 +114,21 @@ static buf_t buf_alloc(where_t w, size_t len)
 static void buf_free(buf_t *b)
 {
     if (WHERE_HOST == b->where) free(b->p);
+    else if (WHERE_PINNED == b->where) cu.MemFreeHost(b->p);
     else cu.MemFree((cu_ptr_t)(uintptr_t)b->p);
     b->p = NULL;
 }
 
 static void buf_put(buf_t *b, const void *host, size_t len)
 {
-    if (WHERE_HOST == b->where) memcpy(b->p, host, len);
+    if (WHERE_HOST == b->where || WHERE_PINNED == b->where) memcpy(b->p, host, len);
     else cu.MemcpyHtoD((cu_ptr_t)(uintptr_t)b->p, host, len);
 }
 
 static void buf_get(const buf_t *b, void *host, size_t len)
 {
     cu.CtxSynchronize();
-    if (WHERE_HOST == b->where) memcpy(host, b->p, len);
+    if (WHERE_HOST == b->where || WHERE_PINNED == b->where) memcpy(host, b->p, len);
     else cu.MemcpyDtoH(host, (cu_ptr_t)(uintptr_t)b->p, len);
 }
 
@@ -186,7 +199,7 @@ static void make_reference(tcase_t t, int P, size_t n, unsigned char *ref)
 static void placement(int r, int k, where_t *s, where_t *d, int *in_place)
 {
     int v = (r * 2 + k) % 6;
-    static const where_t S[6] = { WHERE_DEVICE, WHERE_DEVICE, WHERE_HOST, WHERE_DEVICE, WHERE_MANAGED, WHERE_HOST };
+    static const where_t S[6] = { WHERE_DEVICE, WHERE_DEVICE, WHERE_PINNED, WHERE_DEVICE, WHERE_MANAGED, WHERE_HOST };
     static const where_t D[6] = { WHERE_DEVICE, WHERE_HOST, WHERE_DEVICE, WHERE_DEVICE, WHERE_DEVICE, WHERE_HOST };
     *s = S[v];
     *d = D[v];
@@ -357,6 +370,84 @@ static void test_noncommutative(MPI_Comm comm)
     free(h); free(got); free(ref);
 }
 
+/* MPI_Allgather of int blocks: each rank's send and receive buffers in a
+ * place of its own (host, device, managed), in place on some ranks; braid
+ * runs it on host copies of device buffers (the receive buffer is filled
+ * from the device only when the call reads it: in place). */
+static int ag_value(int r, size_t i, int k) { return (int)((size_t)r * 1000003u + i * 7u) + k; }
+
+static void test_allgather(MPI_Comm comm, size_t n, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    where_t sw = (where_t)((rank + k) % WHERE_N), dw = (where_t)((rank + 2 * k + 1) % WHERE_N);
+    int in_place = 3 == (rank + k) % 4;
+    size_t bytes = n * sizeof(int), total = bytes * (size_t)P;
+    int *h = malloc(total + 1), *got = malloc(total + 1);
+    for (int r = 0; r < P; r++)
+        for (size_t i = 0; i < n; i++) h[(size_t)r * n + i] = r == rank ? ag_value(r, i, k) : -1;
+    buf_t sb = buf_alloc(sw, bytes), rb = buf_alloc(dw, total);
+    buf_put(&sb, h + (size_t)rank * n, bytes);
+    buf_put(&rb, h, total);   /* own block (in place) and -1 elsewhere */
+    int rc = MPI_Allgather(in_place ? MPI_IN_PLACE : sb.p, (int)n, MPI_INT, rb.p, (int)n, MPI_INT,
+                           comm);
+    buf_get(&rb, got, total);
+    size_t wrong = 0;
+    for (int r = 0; r < P; r++)
+        for (size_t i = 0; i < n; i++) wrong += got[(size_t)r * n + i] != ag_value(r, i, k);
+    mt_check(MPI_SUCCESS == rc && 0 == wrong,
+             "allgather %zu ints np=%d send=%s recv=%s%s: rc=%d, %zu wrong", n, P,
+             where_name[sw], where_name[dw], in_place ? " (in place)" : "", rc, wrong);
+    buf_free(&sb);
+    buf_free(&rb);
+    free(h); free(got);
+}
+
+/* MPI_Reduce_scatter_block and MPI_Reduce_scatter (rank r receives
+ * n + r elements, rank 1 none) of int sums, buffers placed as above. */
+static int rs_input(int r, size_t j, int k) { return (int)(((size_t)r + 1) * (j % 977u)) - k; }
+
+static void test_reduce_scatter(MPI_Comm comm, size_t n, int k, int varied)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    int *rcounts = malloc((size_t)P * sizeof(int));
+    size_t total = 0, first = 0;
+    for (int r = 0; r < P; r++) {
+        rcounts[r] = !varied ? (int)n : 1 == r ? 0 : (int)n + r;
+        if (r < rank) first += (size_t)rcounts[r];
+        total += (size_t)rcounts[r];
+    }
+    size_t mine = (size_t)rcounts[rank];
+    where_t sw = (where_t)((rank + k + 1) % WHERE_N), dw = (where_t)((rank + 2 * k) % WHERE_N);
+    int in_place = 2 == (rank + k) % 4;
+    int *in = malloc(total * sizeof(int) + 1), *got = malloc(total * sizeof(int) + 1);
+    for (size_t j = 0; j < total; j++) in[j] = rs_input(rank, j, k);
+    buf_t sb = buf_alloc(sw, total * sizeof(int));
+    buf_t rb = buf_alloc(in_place ? sw : dw, (in_place ? total : mine) * sizeof(int));
+    if (in_place) buf_put(&rb, in, total * sizeof(int));
+    else buf_put(&sb, in, total * sizeof(int));
+    const void *s = in_place ? MPI_IN_PLACE : sb.p;
+    int rc = varied ? MPI_Reduce_scatter(s, rb.p, rcounts, MPI_INT, MPI_SUM, comm)
+                    : MPI_Reduce_scatter_block(s, rb.p, (int)n, MPI_INT, MPI_SUM, comm);
+    buf_get(&rb, got, mine * sizeof(int));
+    size_t wrong = 0;
+    for (size_t i = 0; i < mine; i++) {
+        long want = 0;
+        for (int r = 0; r < P; r++) want += rs_input(r, first + i, k);
+        wrong += got[i] != (int)want;
+    }
+    mt_check(MPI_SUCCESS == rc && 0 == wrong,
+             "%s %zu ints np=%d send=%s recv=%s%s: rc=%d, %zu wrong",
+             varied ? "reduce_scatter" : "reduce_scatter_block", mine, P, where_name[sw],
+             where_name[in_place ? sw : dw], in_place ? " (in place)" : "", rc, wrong);
+    buf_free(&sb);
+    buf_free(&rb);
+    free(in); free(got); free(rcounts);
+}
+
 /* Every placement of send and receive buffers (host, device, managed, in
  * place), reductions below, at and across the staging segments, on a
  * communicator of one rank. */
@@ -367,6 +458,10 @@ static void test_single_rank(MPI_Comm comm)
     for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
         for (int k = 0; k < 6; k++) test_allreduce_reduce(comm, counts[c], (tcase_t)((c + (size_t)k) % T_N), k);
     for (int k = 0; k < 3; k++) test_bcast(comm, 4099, k);
+    for (int k = 0; k < 4; k++) {
+        test_allgather(comm, 1000, k);
+        test_reduce_scatter(comm, 1000, k, k & 1);
+    }
     test_pair_maxloc(comm);
     test_noncommutative(comm);
 }
@@ -381,52 +476,67 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static double median_of_slowest(double *t, int reps)
+{
+    double slowest[32];   /* the slowest rank's time per rep */
+    MPI_Reduce(t, slowest, reps, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    qsort(slowest, (size_t)reps, sizeof(double), cmp_double);
+    return slowest[reps / 2];
+}
+
+/* Three in-place float sums of the same size, interleaved in every rep:
+ * the device buffer through braid, a host buffer through braid, and the
+ * baseline an application without a CUDA-aware MPI writes (the device
+ * buffer copied to the host, summed there, copied back). */
 static void bench(size_t max_mib)
 {
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     if (0 == rank)
-        printf("# np=%d  float SUM, median of reps; algbw = bytes / time\n"
-               "# %10s %14s %14s %8s\n", P, "bytes", "device GB/s", "baseline GB/s", "ratio");
+        printf("# np=%d  float SUM in place, median of reps of the slowest rank; algbw = bytes / time\n"
+               "# %10s %12s %12s %14s %14s %16s\n", P, "bytes", "device GB/s", "host GB/s",
+               "baseline GB/s", "device/host t", "baseline/device t");
     for (size_t mib = 1; mib <= max_mib; mib *= 2) {
         size_t bytes = mib << 20, n = bytes / sizeof(float);
         int reps = mib <= 16 ? 20 : mib <= 64 ? 10 : 5;
-        float *h = malloc(bytes);
-        for (size_t i = 0; i < n; i++) h[i] = (float)(i % 7);
+        float *h = malloc(bytes), *hb = malloc(bytes);
+        for (size_t i = 0; i < n; i++) h[i] = hb[i] = (float)(i % 7);
         buf_t d = buf_alloc(WHERE_DEVICE, bytes);
         buf_put(&d, h, bytes);
-        double td[32], tb[32];
+        double td[32], th[32], tb[32];
         for (int it = 0; it < reps + 2; it++) {
-            /* device buffers through braid */
+            /* device buffer through braid */
             cu.CtxSynchronize();
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = now();
             MPI_Allreduce(MPI_IN_PLACE, d.p, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             cu.CtxSynchronize();
             double t1 = now();
-            /* baseline: whole buffer to host, host allreduce, back */
+            /* host buffer through braid */
             MPI_Barrier(MPI_COMM_WORLD);
             double t2 = now();
+            MPI_Allreduce(MPI_IN_PLACE, hb, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            double t3 = now();
+            /* baseline: whole buffer to host, host allreduce, back */
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t4 = now();
             cu.MemcpyDtoH(h, (cu_ptr_t)(uintptr_t)d.p, bytes);
             MPI_Allreduce(MPI_IN_PLACE, h, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             cu.MemcpyHtoD((cu_ptr_t)(uintptr_t)d.p, h, bytes);
             cu.CtxSynchronize();
-            double t3 = now();
-            if (it >= 2) { td[it - 2] = t1 - t0; tb[it - 2] = t3 - t2; }
+            double t5 = now();
+            if (it >= 2) { td[it - 2] = t1 - t0; th[it - 2] = t3 - t2; tb[it - 2] = t5 - t4; }
         }
-        double maxd[32], maxb[32];   /* the slowest rank's time per rep */
-        MPI_Reduce(td, maxd, reps, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        MPI_Reduce(tb, maxb, reps, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        double md = median_of_slowest(td, reps), mh = median_of_slowest(th, reps),
+               mb = median_of_slowest(tb, reps);
         if (0 == rank) {
-            qsort(maxd, (size_t)reps, sizeof(double), cmp_double);
-            qsort(maxb, (size_t)reps, sizeof(double), cmp_double);
-            double gd = bytes / maxd[reps / 2] / 1e9, gb = bytes / maxb[reps / 2] / 1e9;
-            printf("  %10zu %14.2f %14.2f %8.2f\n", bytes, gd, gb, gd / gb);
+            printf("  %10zu %12.2f %12.2f %14.2f %14.2f %16.2f\n", bytes, bytes / md / 1e9,
+                   bytes / mh / 1e9, bytes / mb / 1e9, md / mh, mb / md);
             fflush(stdout);
         }
         buf_free(&d);
-        free(h);
+        free(h); free(hb);
     }
 }
 
@@ -455,6 +565,12 @@ int main(int argc, char **argv)
     static const size_t bsizes[] = { 1, 4099, (3u << 20) + 11, 9u << 20 };
     for (size_t i = 0; i < sizeof bsizes / sizeof *bsizes; i++)
         for (int j = 0; j < 3; j++) test_bcast(MPI_COMM_WORLD, bsizes[i], (int)(i * 3) + j);
+    static const size_t gsizes[] = { 1, 1000, (1u << 18) + 3 };
+    for (size_t i = 0; i < sizeof gsizes / sizeof *gsizes; i++)
+        for (int j = 0; j < 4; j++) {
+            test_allgather(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j);
+            test_reduce_scatter(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j, j & 1);
+        }
     test_bcast_vector(MPI_COMM_WORLD);
     test_pair_maxloc(MPI_COMM_WORLD);
     test_noncommutative(MPI_COMM_WORLD);
