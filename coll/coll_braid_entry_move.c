@@ -36,8 +36,15 @@ int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     size_t bytes = (size_t)(count > 0 ? count : 0) * mca_coll_braid_type_size(dtype);
     if (0 == bytes) return MPI_SUCCESS;
     mca_coll_braid_call_t call;
-    if (!mca_coll_braid_call_init(m, &call, BRAID_COLL_BCAST, bytes))
-        return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
+    if (!mca_coll_braid_call_init(m, &call, BRAID_COLL_BCAST, bytes)) {
+        /* the previous module gets host copies of a device buffer */
+        const void *none = NULL;
+        mca_coll_braid_host_copies_t *hc;
+        int rc = mca_coll_braid_host_copies_open(&hc, &none, 0, dtype, &buf, (size_t)count, dtype,
+                                                 true);
+        if (MPI_SUCCESS == rc) rc = m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
+        return mca_coll_braid_host_copies_close(hc, rc);
+    }
     call.args.count = bytes;
     call.args.esize = 1;
     call.args.root = root;
