@@ -211,9 +211,14 @@ static const char builtin_rules[] =
  * methods.sh): through the cells shm wins every collective up to 4K
  * (reduce_scatter: 8K); above 4K per rank bcast, reduce and allgather go
  * single copy (process_vm_readv, where the node permits it) and win or tie
- * at every size measured, 8 KiB - 8 MiB, hence '*' at P <= 2. For larger P
- * the rows stop where the cells stop: single copy at P > 2 is not yet
- * measured (a 2-core machine cannot time it), and the allreduce and
+ * at every size measured, 8 KiB - 8 MiB, hence '*' at P <= 2.
+ * P = 3..8: single copy measured at np=3, 4 and 8 on the same machine,
+ * oversubscribed (README "P = 3..8"): against the message rows below it
+ * takes bcast from 8K (0.31-0.94x the time), reduce from 16K (0.49-0.97x;
+ * at P=8 the root's flat fold of 4 MiB loses, 1.28x, hence the 2M limit
+ * above P=4) and allgather from 8K per rank (0.61-0.89x); between the cells
+ * and those sizes the message rows stay. P > 8: the rows stop where the
+ * cells stop (unmeasured: awaits the 16-core node), and the allreduce and
  * allgather rows stop earlier, below the sizes where one rank reading P
  * slots costs more than the message algorithms' log P steps. A size the
  * segment cannot carry (above its slot, coll_braid_shm_slot_size, without
@@ -221,15 +226,19 @@ static const char builtin_rules[] =
 static const char builtin_shm_rules[] =
     "# collective   comm_size   msg_size        algorithm\n"
     "barrier        1-64        *               shm\n"
-    "bcast          1-2         *               shm\n"
-    "bcast          3-64        0-4K            shm\n"
+    "bcast          1-8         *               shm\n"
+    "bcast          9-64        0-4K            shm\n"
     "allreduce      1-8         0-4K            shm\n"
     "allreduce      9-64        0-2K            shm\n"
     "reduce         1-2         *               shm\n"
-    "reduce         3-64        0-4K            shm\n"
+    "reduce         3-8         0-4K            shm\n"
+    "reduce         3-4         16K-inf         shm\n"
+    "reduce         5-8         16K-2M          shm\n"
+    "reduce         9-64        0-4K            shm\n"
     "reduce_scatter 1-64        0-8K            shm\n"
     "allgather      1-2         *               shm\n"
     "allgather      3-8         0-4K            shm\n"
+    "allgather      3-8         8K-inf          shm\n"
     "allgather      9-64        0-512           shm\n";
 
 static braid_table_t builtin, builtin_shm;
