@@ -64,6 +64,7 @@ typedef struct mca_coll_braid_component_t {
     int shm_inject_failure;    /* coll_braid_shm_inject_failure (tests), < 0 = off */
     int shm_single_copy;       /* coll_braid_shm_single_copy: 1 = process_vm_readv */
     int shm_single_copy_above; /* coll_braid_shm_single_copy_above: bytes per rank */
+    int shm_reduce_split;      /* coll_braid_shm_reduce_split: bytes, ranks x message */
     int preconnect;            /* coll_braid_preconnect: endpoints made at enable up to this size */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
     bool multi_node;           /* node_key holds more than one node */

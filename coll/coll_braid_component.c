@@ -116,6 +116,10 @@ static void check_numeric_params(void)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_shm_single_copy_above; "
                  "valid values: 0 or more bytes", c->shm_single_copy_above);
+    else if (c->shm_reduce_split < 0)
+        snprintf(invalid_message, sizeof(invalid_message),
+                 "braid: invalid value %d for MCA parameter coll_braid_shm_reduce_split; "
+                 "valid values: 0 or more bytes (ranks x message)", c->shm_reduce_split);
     else if (c->shm_cells < 2 || c->shm_cells > 64)
         snprintf(invalid_message, sizeof(invalid_message),
                  "braid: invalid value %d for MCA parameter coll_braid_shm_cells; valid values: "
@@ -305,6 +309,13 @@ static int braid_register(void)
         "4 KiB, single copy from 8 KiB). Must be the same on every process",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
         &c->shm_single_copy_above);
+    c->shm_reduce_split = (int)BRAID_SHM_SPLIT_FROM;
+    (void)mca_base_component_var_register(v, "shm_reduce_split",
+        "Single-copy reduce and allreduce: from this many bytes of ranks x message, every rank "
+        "folds a share of the vector (two steps) instead of the root folding all of it (one "
+        "step; reduce only, 3 ranks or more; measured: README). Must be the same on every process",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &c->shm_reduce_split);
     c->shm_inject_failure = -1;
     (void)mca_base_component_var_register(v, "shm_inject_failure",
         "Fault injection, for tests only: rank N of every communicator fails to map its "

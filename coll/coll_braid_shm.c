@@ -200,6 +200,7 @@ static void setup_single_copy(mca_coll_braid_module_t *m)
         m->shm.read_arg = &m->shm;
         m->shm.unreadable = cuda_unreadable;
         m->shm.direct_above = (size_t)c->shm_single_copy_above;
+        m->shm.split_from = (size_t)c->shm_reduce_split;
         return;
     }
     if (c->shm_single_copy && !mine && !warned) {

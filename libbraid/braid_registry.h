@@ -76,7 +76,7 @@ enum {
     X(ALLREDUCE, allreduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                 \
     X(ALLREDUCE, allreduce, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE) \
     X(ALLREDUCE, allreduce, HIERARCHICAL, hierarchical, BRAID_OPT_HIER)           \
-    X(ALLREDUCE, allreduce, SHM, shm, BRAID_OPT_SHM)
+    X(ALLREDUCE, allreduce, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT)
 
 #define BRAID_REDUCE_ALGORITHMS(X)                                                \
     X(REDUCE, reduce, BINOMIAL, binomial, BRAID_OPT_NONE)                         \

@@ -213,11 +213,14 @@ static const char builtin_rules[] =
  * single copy (process_vm_readv, where the node permits it) and win or tie
  * at every size measured, 8 KiB - 8 MiB, hence '*' at P <= 2.
  * P = 3..8: single copy measured at np=3, 4 and 8 on the same machine,
- * oversubscribed (README "P = 3..8"): against the message rows below it
- * takes bcast from 8K (0.31-0.94x the time), reduce from 16K (0.49-0.97x;
- * at P=8 the root's flat fold of 4 MiB loses, 1.28x, hence the 2M limit
- * above P=4) and allgather from 8K per rank (0.61-0.89x); between the cells
- * and those sizes the message rows stay. P > 8: the rows stop where the
+ * oversubscribed (README "P = 3, 4, 8"): against the message rows below
+ * it takes bcast from 8K (0.31-0.94x the time), reduce from 16K (0.49-0.97x;
+ * the root folds alone up to P S = 2 MiB, then every rank folds a share:
+ * 0.60x the message rows at P=8 and 4 MiB), allgather from 8K per rank
+ * (0.61-0.89x) and allreduce (every rank folds a share, then reads the
+ * others') from 32K at P <= 4 and 64K above (0.53-0.97x; below, two
+ * synchronisations cost more than the messages); between the cells and
+ * those sizes the message rows stay. P > 8: the rows stop where the
  * cells stop (unmeasured: awaits the 16-core node), and the allreduce and
  * allgather rows stop earlier, below the sizes where one rank reading P
  * slots costs more than the message algorithms' log P steps. A size the
@@ -229,11 +232,12 @@ static const char builtin_shm_rules[] =
     "bcast          1-8         *               shm\n"
     "bcast          9-64        0-4K            shm\n"
     "allreduce      1-8         0-4K            shm\n"
+    "allreduce      3-4         32K-inf         shm\n"
+    "allreduce      5-8         64K-inf         shm\n"
     "allreduce      9-64        0-2K            shm\n"
     "reduce         1-2         *               shm\n"
     "reduce         3-8         0-4K            shm\n"
-    "reduce         3-4         16K-inf         shm\n"
-    "reduce         5-8         16K-2M          shm\n"
+    "reduce         3-8         16K-inf         shm\n"
     "reduce         9-64        0-4K            shm\n"
     "reduce_scatter 1-64        0-8K            shm\n"
     "allgather      1-2         *               shm\n"

@@ -61,6 +61,8 @@ int braid_shm_attach(braid_shm_t *s, void *base, int rank, int size, bool yield)
     s->slot_bytes = (size_t)h->slot_bytes;
     s->stride = slot_stride(s->slot_bytes);
     s->yield = yield;
+    s->direct_above = SIZE_MAX;
+    s->split_from = BRAID_SHM_SPLIT_FROM;
     return BRAID_OK;
 }
 

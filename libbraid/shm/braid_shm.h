@@ -66,6 +66,7 @@ extern "C" {
 #define BRAID_SHM_MAX_P 256           /* ranks of one segment */
 
 #define BRAID_SHM_WORDS 2             /* per-rank words of the control line */
+#define BRAID_SHM_SPLIT_FROM ((size_t)2 << 20) /* braid_shm_t.split_from: measured, reduce_shm.c */
 
 /* Read bytes at address src of rank r's memory (r: rank in the segment)
  * into dst: BRAID_OK, or an error code when the copy failed. */
@@ -95,6 +96,9 @@ typedef struct braid_shm {
     void *unreadable_arg;
     size_t direct_above;      /* with a reader: single copy above these bytes per rank
                                  (at most slot_bytes; beyond the slot it is the only way) */
+    size_t split_from;        /* single-copy reduce: every rank folds a share once
+                                 P x bytes reaches this (braid_shm_attach sets
+                                 BRAID_SHM_SPLIT_FROM; the unit tests vary it) */
 } braid_shm_t;
 
 /* Bytes of a segment for P ranks, ncells cells of slot_bytes per rank
@@ -189,6 +193,14 @@ struct braid_scratch;
 const void *braid_shm_expose(const braid_shm_t *s, const void *p, size_t bytes,
                              struct braid_scratch *scratch);
 uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r);
+
+/* Single-copy reduction of a's count elements (braid_shm_reduce.c): into
+ * root's rbuf (reduce) or every rank's (root < 0, allreduce, split only).
+ * split: every rank folds a share and the shares are gathered (two steps);
+ * else the root folds everything (one step). Call on a segment with a
+ * reader (braid_shm_direct), on every rank with the same root and split. */
+struct braid_coll_args;
+int braid_shm_reduce_direct(braid_shm_t *s, const struct braid_coll_args *a, int root, bool split);
 
 #ifdef __cplusplus
 }

@@ -132,6 +132,8 @@ typedef struct unit_run {
     size_t shm_slot;
     bool shm_direct;                /* the segment has a single-copy reader (unit_shm_read) */
     size_t shm_direct_above;        /* ... used above these bytes (or the slot) */
+    size_t shm_split_from;          /* ... single-copy reduce splits the fold from
+                                       these P x bytes */
     bool shm_driver_mem;            /* the ranks' buffers act as CUDA-mapped memory:
                                        the reader refuses them (unit_shm_read) */
     braid_shm_t shm[UNIT_MAX_P];
@@ -314,6 +316,7 @@ static int unit_rank_body(braid_comm_t *c, void *p)
             R->shm[c->rank].unreadable = unit_shm_unreadable;
             R->shm[c->rank].unreadable_arg = R;
             R->shm[c->rank].direct_above = R->shm_direct_above;
+            R->shm[c->rank].split_from = R->shm_split_from;
         }
         c->shm = &R->shm[c->rank];
     }
@@ -343,6 +346,9 @@ static inline int unit_run_exec(unit_run_t *R)
         R->shm_direct = unit_alg_has(R->coll, R->alg, BRAID_OPT_SHM_DIRECT);
         R->shm_direct_above = SIZE_MAX;
         if (R->shm_direct && 1 == (R->k.count & 3)) R->shm_direct_above = 0;
+        /* single-copy reductions fold at the root alone or split among the
+         * ranks (count % 16 < 8: split at every size) */
+        R->shm_split_from = (R->k.count & 15) < 8 ? 0 : SIZE_MAX;
         /* and some of those (count % 8 == 5) with buffers the reader refuses */
         R->shm_driver_mem = R->shm_direct && 5 == (R->k.count & 7);
         if (R->shm_direct && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;

@@ -1,0 +1,165 @@
+/*
+ * braid_shm_reduce.c - the single-copy reduction behind reduce shm and
+ * allreduce shm above the cells: every rank's vector is read straight from
+ * its owner's memory (s->read), so each element crosses between processes
+ * once per reader and is reduced while it is still in cache.
+ *
+ * Two ways to share the work (P ranks, S bytes per rank, "read" = one copy
+ * out of a peer's memory):
+ *
+ *   flat   (reduce only) the root folds everything:
+ *            reads (P - 1) S and reduces (P - 1) S at the root; 1 step
+ *   split  every rank folds one share of S / P elements and publishes it:
+ *            reads (P - 1) S / P + reduces (P - 1) S / P per rank, then
+ *            the root (reduce) or every rank (allreduce) reads the other
+ *            P - 1 shares: (P - 1) S / P; 2 steps
+ *
+ * Flat is the shorter path for small P (one synchronisation, and at P = 2
+ * the root reads S either way); split spreads the reads and reductions
+ * over the ranks, which is what a node with a core per rank has to spare:
+ * at P = 8 and 4 MiB the flat root alone lost to a tree (README, "P = 3, 4,
+ * 8"). Within a share the fold goes a chunk at a time (256 KiB: accumulator
+ * and operand stay in L2) in rank order, out = v0 op (v1 op (...)), so a
+ * non-commutative op keeps MPI's order and every element is computed once,
+ * by one rank, with the same bits wherever it ends up.
+ *
+ * Lifetimes. A rank's input is read by the others in step 1, its share in
+ * step 2; MPI lets the caller reuse both buffers once the call returns, so a
+ * rank returns only when their readers are done (braid_shm_wait_done). In
+ * place the input is the output: a rank writes a region of it only after
+ * the one rank that reads that region has finished step 1, which its step-2
+ * arrival proves. Shares are folded into scratch (slot 3, ordinary memory
+ * the reader can always reach) and inputs CUDA knows are exposed as host
+ * copies (braid_shm_expose).
+ */
+#include <string.h>
+
+#include "braid_algo.h"
+#include "braid_shm.h"
+
+#define SHM_FOLD_CHUNK ((size_t)256 << 10)
+#define SHM_SHARE_SLOT 3   /* scratch slot of a rank's folded share */
+
+/* elements [first, first + n) of count: rank r's share */
+static void share_of(size_t count, int P, int r, size_t *first, size_t *n)
+{
+    size_t lo = count / (size_t)P * (size_t)r + (count % (size_t)P < (size_t)r ? count % (size_t)P : (size_t)r);
+    *first = lo;
+    *n = count / (size_t)P + ((size_t)r < count % (size_t)P ? 1 : 0);
+}
+
+/* rank r's n bytes at byte offset off: this rank's straight from in,
+ * another's read into tmp */
+static int operand(braid_shm_t *s, uint64_t seq, int r, const unsigned char *in, size_t off,
+                   size_t n, void *tmp, const void **src)
+{
+    if (r == s->rank) {
+        *src = in + off;
+        return BRAID_OK;
+    }
+    *src = tmp;
+    return s->read(s->read_arg, r, tmp, braid_shm_addr(s, seq, r) + off, n);
+}
+
+/* acc = v0 op (v1 op (... v(P-1))) over elements [first, first + n) */
+static int fold_chunk(braid_shm_t *s, uint64_t seq, const braid_coll_args_t *a,
+                      const unsigned char *in, size_t first, size_t n, void *acc, void *tmp)
+{
+    size_t off = first * a->esize, b = n * a->esize;
+    const void *src;
+    int rc = operand(s, seq, s->size - 1, in, off, b, acc, &src);
+    if (BRAID_OK != rc) return rc;
+    if (src != acc) memcpy(acc, src, b);
+    for (int r = s->size - 2; r >= 0 && BRAID_OK == rc; r--) {
+        rc = operand(s, seq, r, in, off, b, tmp, &src);
+        if (BRAID_OK == rc) a->op.fn(src, acc, n, a->op.arg);
+    }
+    return rc;
+}
+
+/* Fold elements [first, first + n) into out (out[0] is element first).
+ * out may be the rank's own input (in place): the chunk then accumulates
+ * apart and is copied over once its own operand has been used. */
+static int fold_range(braid_shm_t *s, uint64_t seq, const braid_coll_args_t *a,
+                      const unsigned char *in, size_t first, size_t n, unsigned char *out)
+{
+    if (0 == n) return BRAID_OK;
+    size_t chunk = SHM_FOLD_CHUNK / a->esize ? SHM_FOLD_CHUNK / a->esize : 1;
+    if (a->params.chunk_bytes) chunk = a->params.chunk_bytes / a->esize ? a->params.chunk_bytes / a->esize : 1;
+    if (chunk > n) chunk = n;
+    bool alias = out == in + first * a->esize;
+    void *tmp = braid_scratch_get(a->scratch, 0, chunk * a->esize);
+    void *acc = alias ? braid_scratch_get(a->scratch, 1, chunk * a->esize) : NULL;
+    if (NULL == tmp || (alias && NULL == acc)) return BRAID_ERR_NOMEM;
+    int rc = BRAID_OK;
+    for (size_t done = 0; done < n && BRAID_OK == rc; done += chunk) {
+        size_t k = n - done < chunk ? n - done : chunk;
+        unsigned char *dst = out + done * a->esize;
+        rc = fold_chunk(s, seq, a, in, first + done, k, alias ? acc : dst, tmp);
+        if (BRAID_OK == rc && alias) memcpy(dst, acc, k * a->esize);
+    }
+    return rc;
+}
+
+/* Step 2 of split: every rank publishes its share; the root (or every
+ * rank, root < 0) reads the others' into rbuf. */
+static int gather_shares(braid_shm_t *s, const braid_coll_args_t *a, int root, const void *share)
+{
+    uint64_t seq = braid_shm_begin(s);
+    braid_shm_publish_addr(s, seq, share);
+    int rc = BRAID_OK;
+    if (root < 0 || s->rank == root) {
+        for (int q = 0; q < s->size; q++) {
+            if (q == s->rank) continue;
+            size_t first, n;
+            share_of(a->count, s->size, q, &first, &n);
+            braid_shm_wait_one(s, seq, q);
+            int rq = 0 == n ? BRAID_OK
+                            : s->read(s->read_arg, q, (unsigned char *)a->rbuf + first * a->esize,
+                                      braid_shm_addr(s, seq, q), n * a->esize);
+            if (BRAID_OK == rc) rc = rq;
+        }
+    }
+    braid_shm_done(s, seq);
+    /* the readers of this rank's share (and, before, of its input) */
+    if (root < 0) braid_shm_wait_all_done(s, seq);
+    else if (s->rank != root) braid_shm_wait_done(s, seq, root);
+    return rc;
+}
+
+int braid_shm_reduce_direct(braid_shm_t *s, const braid_coll_args_t *a, int root, bool split)
+{
+    const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
+    bool flat_root = !split && s->rank == root;
+    uint64_t seq = braid_shm_begin(s);
+    /* step 1: inputs (a flat root reads its own in place; nobody else does) */
+    const void *pub = flat_root ? in : braid_shm_expose(s, in, a->count * a->esize, a->scratch);
+    braid_shm_publish_addr(s, seq, pub);
+    int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
+    size_t first = 0, n = 0;
+    if (split) share_of(a->count, s->size, s->rank, &first, &n);
+    else if (flat_root) n = a->count;
+    /* the root of a reduce folds into its result; the others (and every
+     * rank of an allreduce, whose result others read) into scratch */
+    bool own = s->rank == root;
+    unsigned char *out = NULL;
+    if (n > 0) {
+        out = own ? (unsigned char *)a->rbuf + first * a->esize
+                  : braid_scratch_get(a->scratch, SHM_SHARE_SLOT, n * a->esize);
+        braid_shm_wait_all(s, seq);
+        int rf = NULL == out ? BRAID_ERR_NOMEM : fold_range(s, seq, a, in, first, n, out);
+        if (BRAID_OK == rc) rc = rf;
+    }
+    braid_shm_done(s, seq);
+    if (!split) {
+        /* flat: the root read the others' inputs, nothing else to wait for */
+        if (!flat_root) braid_shm_wait_done(s, seq, root);
+        return rc;
+    }
+    /* an allreduce's own share goes to its result too; in place this
+     * overwrites only this rank's region of its input, which no other rank
+     * reads */
+    if (root < 0 && n > 0 && NULL != out) memcpy((unsigned char *)a->rbuf + first * a->esize, out, n * a->esize);
+    int rg = gather_shares(s, a, root, own ? NULL : out);
+    return BRAID_OK != rc ? rc : rg;
+}
