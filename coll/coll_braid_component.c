@@ -296,8 +296,8 @@ static int braid_register(void)
         &c->shm_cells);
     c->shm_single_copy = 1;
     (void)mca_base_component_var_register(v, "shm_single_copy",
-        "Shared-memory tier above shm_single_copy_above bytes per rank: bcast, reduce and "
-        "allgather read the other ranks' buffers directly with Linux cross-memory attach "
+        "Shared-memory tier above shm_single_copy_above bytes per rank: bcast, reduce, "
+        "allreduce and allgather read the other ranks' buffers directly with Linux cross-memory attach "
         "(process_vm_readv; one copy, any size) where the node permits it - tried once per "
         "communicator, off on every rank if any rank cannot (1) - or stop at the slot size (0)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
