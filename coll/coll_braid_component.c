@@ -4,6 +4,7 @@
  */
 #include "coll_braid.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,65 +73,136 @@ mca_coll_braid_component_t mca_coll_braid_component = {
 /* Why MPI_Init must stop (an invalid parameter value); see init_query. */
 static char invalid_message[1024];
 
-/* Numeric parameters out of range are as fatal as unknown names. */
-static void check_numeric_params(void)
+/* The integer parameters: one row each - name (after coll_braid_), the
+ * field it sets, its default, the valid values (lo..hi, plus up to two
+ * values outside that range) as the error message states them, its
+ * MCA_BASE_VAR_* level, scope and flags, and its help text. A value
+ * outside them is as fatal as an unknown name (init_query stops MPI_Init
+ * with the message). */
+typedef struct int_param {
+    const char *name;
+    int *var;
+    int deflt;
+    int lo, hi, n_other, other[2];
+    const char *valid;
+    int level, scope, flags;
+    const char *help;
+} int_param_t;
+
+#define C (&mca_coll_braid_component)
+#define ANY INT_MIN, INT_MAX, 0, { 0, 0 }, NULL
+static const int_param_t int_params[] = {
+    { "chunk_size", &C->chunk_size, 0, 0, INT_MAX, 0, { 0, 0 },
+      "0 (selection table) or a positive number of bytes", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Chunk size in bytes of ring_chunked allreduce and reduce_scatter (0 = from the selection table)" },
+    { "dbtree_chunk_size", &C->dbtree_chunk_size, 0, 0, INT_MAX, 0, { 0, 0 },
+      "0 (selection table) or a positive number of bytes", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Pipeline chunk size in bytes of the double binary tree algorithms (0 = from the selection table)" },
+    { "bcube_base", &C->bcube_base, 0, 2, 64, 2, { 0, -1 }, "0 (selection table), -1 (auto) or 2..64",
+      OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Group size B of the bcube allreduce: 2..64, -1 = auto (two groups from the factors of P), "
+      "0 = the selection table's choice" },
+    { "cuda", &C->cuda_enable, 1, 0, 2, 0, { 0, 0 }, "0, 1, 2", OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Accept CUDA device buffers (1; needs a build with CUDA and the driver at run time), or treat "
+      "every buffer as host memory (0); 2 = as 1, and cut messages into segments even when no "
+      "process has the CUDA driver (tests)" },
+    { "cuda_segment_size", &C->cuda_segment_size, 2 << 20, 0, INT_MAX, 0, { 0, 0 },
+      "0 (one segment) or a positive number of bytes", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Bytes per segment of the device-buffer staging pipeline (0 = one segment). Applies on every "
+      "rank, host buffers too, in jobs where some process has the CUDA driver" },
+    { "inject_alloc_failure", &C->inject_alloc_failure, -1, ANY, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Fault injection, for tests only: N >= 0 fails braid's scratch allocations after N "
+      "successful ones, on every rank and every communicator alike (collectives needing "
+      "new scratch then return MPI_ERR_NO_MEM); -1 = off" },
+    { "topo_aware", &C->topo_aware, 1, 0, 1, 0, { 0, 0 }, "0 (rank order), 1 (group ranks by node)",
+      OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ, MCA_BASE_VAR_FLAG_SETTABLE,
+      "Run the collectives with the ranks grouped by node, so rings cross between nodes once "
+      "per node whatever the rank mapping (1; reductions with non-commutative ops keep rank "
+      "order), or in rank order (0). Read when a communicator is created; may be changed "
+      "through MPI_T with the same value on every process" },
+    { "test_nodes", &C->test_nodes, 0, 0, INT_MAX, 0, { 0, 0 },
+      "0 (real node names) or a positive number of emulated nodes", OPAL_INFO_LVL_9,
+      MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "For tests on one machine: N > 0 makes braid treat process r of MPI_COMM_WORLD as running "
+      "on node r % N (as mpirun --map-by node over N hosts); 0 = the real node names" },
+    { "preconnect", &C->preconnect, 256, ANY, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "Make the UCX endpoints to a communicator's processes when braid is enabled on it "
+      "(MPI_COMM_WORLD: in MPI_Init), so that no collective pays for them, for communicators "
+      "of up to this many processes (default 256); larger ones, and all with 0, make each "
+      "endpoint at its first message. Endpoints are per process pair and shared by every "
+      "communicator: once made, a new communicator makes none" },
+    { "thread_serialize", &C->thread_serialize, 0, 0, 1, 0, { 0, 0 },
+      "0 (UCX's thread mode), 1 (braid's mutex)", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "With MPI_THREAD_MULTIPLE: keep threads apart on braid's UCX worker with UCX's own "
+      "thread mode, UCS_THREAD_MODE_MULTI (0), or with braid's mutex around every worker "
+      "call (1; chosen anyway when UCX was built without thread support). No effect on "
+      "single-threaded jobs, which take no lock" },
+    { "shm", &C->shm_enable, 1, 0, 1, 0, { 0, 0 },
+      "0 (no shared-memory tier), 1 (one segment per one-node communicator)", OPAL_INFO_LVL_5,
+      MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "Shared-memory tier: collectives on a communicator whose ranks share one node (and "
+      "inside each node for the hierarchical allreduce) go through a segment all its ranks map "
+      "(1), or always through UCX messages (0). Must be the same on every process" },
+    { "shm_after", &C->shm_after, 3, 1, INT_MAX, 0, { 0, 0 }, "1 or more collective calls",
+      OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "Set a communicator's segment up at its N-th braid collective call (N >= 1): short-lived "
+      "communicators (dup, one call, free) never pay for one" },
+    { "shm_slot_size", &C->shm_slot_size, 8192, 64, 1 << 20, 0, { 0, 0 }, "64..1048576 bytes",
+      OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "Bytes of one rank's slot in a shared-memory cell (64..1048576): the largest message "
+      "(one rank's contribution) that goes through the cells. A segment holds shm_cells x P "
+      "slots plus one 128-byte line per rank" },
+    { "shm_cells", &C->shm_cells, 4, 2, 64, 0, { 0, 0 }, "2..64", OPAL_INFO_LVL_6,
+      MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "Cells of a shared-memory segment used in rotation (2..64): how many calls a rank may run "
+      "ahead of the slowest reader before it waits" },
+    { "shm_single_copy", &C->shm_single_copy, 1, 0, 1, 0, { 0, 0 },
+      "0 (slots only), 1 (single copy above a slot where the node permits it)", OPAL_INFO_LVL_6,
+      MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Shared-memory tier above shm_single_copy_above bytes per rank: bcast, reduce, "
+      "allreduce and allgather read the other ranks' buffers directly with Linux cross-memory "
+      "attach (process_vm_readv; one copy, any size) where the node permits it - tried once per "
+      "communicator, off on every rank if any rank cannot (1) - or stop at the slot size (0)" },
+    { "shm_single_copy_above", &C->shm_single_copy_above, 4096, 0, INT_MAX, 0, { 0, 0 },
+      "0 or more bytes", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "With shm_single_copy: messages above this many bytes per rank (and all above the slot "
+      "size) go single copy instead of through the cells (measured: the cells win up to "
+      "4 KiB, single copy from 8 KiB). Must be the same on every process" },
+    { "shm_reduce_split", &C->shm_reduce_split, (int)BRAID_SHM_SPLIT_FROM, 0, INT_MAX, 0, { 0, 0 },
+      "0 or more bytes (ranks x message)", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "Single-copy reduce from 3 ranks: from this many bytes of ranks x message every rank "
+      "folds a share of the vector (two steps) instead of the root folding all of it (one "
+      "step; measured: README). Allreduce always splits. Must be the same on every process" },
+    { "shm_inject_failure", &C->shm_inject_failure, -1, ANY, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Fault injection, for tests only: rank N of every communicator fails to map its "
+      "shared-memory segment (the tier must then stay off on all ranks); -1 = off" },
+};
+#undef ANY
+#undef C
+
+static bool int_param_valid(const int_param_t *p)
+{
+    int x = *p->var;
+    if (x >= p->lo && x <= p->hi) return true;
+    for (int i = 0; i < p->n_other; i++)
+        if (x == p->other[i]) return true;
+    return false;
+}
+
+static void register_int_params(const mca_base_component_t *v)
 {
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
-    if (!c->params_valid) return;
-    if (c->chunk_size < 0 || c->dbtree_chunk_size < 0)
+    for (size_t i = 0; i < sizeof int_params / sizeof *int_params; i++) {
+        const int_param_t *p = &int_params[i];
+        *p->var = p->deflt;
+        (void)mca_base_component_var_register(v, p->name, p->help, MCA_BASE_VAR_TYPE_INT, NULL, 0,
+                                              p->flags, p->level, p->scope, p->var);
+        if (!c->params_valid || int_param_valid(p)) continue;
         snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_%schunk_size; valid values: "
-                 "0 (selection table) or a positive number of bytes",
-                 c->chunk_size < 0 ? c->chunk_size : c->dbtree_chunk_size,
-                 c->chunk_size < 0 ? "" : "dbtree_");
-    else if (c->bcube_base != 0 && c->bcube_base != -1 && (c->bcube_base < 2 || c->bcube_base > 64))
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_bcube_base; valid values: "
-                 "0 (selection table), -1 (auto) or 2..64", c->bcube_base);
-    else if (c->topo_aware != 0 && c->topo_aware != 1)
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_topo_aware; valid values: "
-                 "0 (rank order), 1 (group ranks by node)", c->topo_aware);
-    else if (c->thread_serialize != 0 && c->thread_serialize != 1)
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_thread_serialize; valid "
-                 "values: 0 (UCX's thread mode), 1 (braid's mutex)", c->thread_serialize);
-    else if (c->shm_enable != 0 && c->shm_enable != 1)
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_shm; valid values: "
-                 "0 (no shared-memory tier), 1 (one segment per one-node communicator)", c->shm_enable);
-    else if (c->shm_after < 1)
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_shm_after; valid values: "
-                 "1 or more collective calls", c->shm_after);
-    else if (c->shm_slot_size < 64 || c->shm_slot_size > (1 << 20))
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_shm_slot_size; valid "
-                 "values: 64..1048576 bytes", c->shm_slot_size);
-    else if (c->shm_single_copy != 0 && c->shm_single_copy != 1)
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_shm_single_copy; valid "
-                 "values: 0 (slots only), 1 (single copy above a slot where the node permits "
-                 "it)", c->shm_single_copy);
-    else if (c->shm_single_copy_above < 0)
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_shm_single_copy_above; "
-                 "valid values: 0 or more bytes", c->shm_single_copy_above);
-    else if (c->shm_reduce_split < 0)
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_shm_reduce_split; "
-                 "valid values: 0 or more bytes (ranks x message)", c->shm_reduce_split);
-    else if (c->shm_cells < 2 || c->shm_cells > 64)
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_shm_cells; valid values: "
-                 "2..64", c->shm_cells);
-    else if (c->test_nodes < 0)
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_test_nodes; valid values: "
-                 "0 (real node names) or a positive number of emulated nodes", c->test_nodes);
-    else
-        return;
-    c->params_valid = false;
+                 "braid: invalid value %d for MCA parameter coll_braid_%s; valid values: %s",
+                 *p->var, p->name, p->valid);
+        c->params_valid = false;
+    }
 }
 
 /* Parse every coll_braid_<collective>_algorithm; on an unknown name,
@@ -194,135 +266,7 @@ static int braid_register(void)
         "'collective comm_size msg_size algorithm [key=value]'); empty = built-in table only",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
         &c->rules_file);
-    c->chunk_size = 0;
-    (void)mca_base_component_var_register(v, "chunk_size",
-        "Chunk size in bytes of ring_chunked allreduce and reduce_scatter (0 = from the selection table)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &c->chunk_size);
-    c->dbtree_chunk_size = 0;
-    (void)mca_base_component_var_register(v, "dbtree_chunk_size",
-        "Pipeline chunk size in bytes of the double binary tree algorithms (0 = from the selection table)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
-        &c->dbtree_chunk_size);
-    c->bcube_base = 0;
-    (void)mca_base_component_var_register(v, "bcube_base",
-        "Group size B of the bcube allreduce: 2..64, -1 = auto (two groups from the factors of P), 0 = the selection table's choice",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &c->bcube_base);
-    c->cuda_enable = 1;
-    (void)mca_base_component_var_register(v, "cuda",
-        "Accept CUDA device buffers in MPI_Allreduce, MPI_Reduce and MPI_Bcast (1; needs a build "
-        "with CUDA and the driver at run time), or treat every buffer as host memory (0); "
-        "2 = as 1, and cut messages into segments even when no process has the CUDA driver (tests)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &c->cuda_enable);
-    c->cuda_segment_size = 2 << 20;
-    (void)mca_base_component_var_register(v, "cuda_segment_size",
-        "Bytes per segment of the device-buffer staging pipeline (0 = one segment). Applies on every "
-        "rank, host buffers too, in jobs where some process has the CUDA driver",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
-        &c->cuda_segment_size);
-    if (c->params_valid && c->cuda_segment_size < 0) {
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_cuda_segment_size; valid "
-                 "values: 0 (one segment) or a positive number of bytes", c->cuda_segment_size);
-        c->params_valid = false;
-    } else if (c->params_valid && (c->cuda_enable < 0 || c->cuda_enable > 2)) {
-        snprintf(invalid_message, sizeof(invalid_message),
-                 "braid: invalid value %d for MCA parameter coll_braid_cuda; valid values: 0, 1, 2",
-                 c->cuda_enable);
-        c->params_valid = false;
-    }
-    c->inject_alloc_failure = -1;
-    (void)mca_base_component_var_register(v, "inject_alloc_failure",
-        "Fault injection, for tests only: N >= 0 fails braid's scratch allocations after N "
-        "successful ones, on every rank and every communicator alike (collectives needing "
-        "new scratch then return MPI_ERR_NO_MEM); -1 = off",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL,
-        &c->inject_alloc_failure);
-    c->topo_aware = 1;
-    (void)mca_base_component_var_register(v, "topo_aware",
-        "Run the collectives with the ranks grouped by node, so rings cross between nodes once "
-        "per node whatever the rank mapping (1; reductions with non-commutative ops keep rank "
-        "order), or in rank order (0). Read when a communicator is created; may be changed "
-        "through MPI_T with the same value on every process",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->topo_aware);
-    c->test_nodes = 0;
-    (void)mca_base_component_var_register(v, "test_nodes",
-        "For tests on one machine: N > 0 makes braid treat process r of MPI_COMM_WORLD as running "
-        "on node r % N (as mpirun --map-by node over N hosts); 0 = the real node names",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL_EQ,
-        &c->test_nodes);
-    c->preconnect = 256;
-    (void)mca_base_component_var_register(v, "preconnect",
-        "Make the UCX endpoints to a communicator's processes when braid is enabled on it "
-        "(MPI_COMM_WORLD: in MPI_Init), so that no collective pays for them, for communicators "
-        "of up to this many processes (default 256); larger ones, and all with 0, make each "
-        "endpoint at its first message. Endpoints are per process pair and shared by every "
-        "communicator: once made, a new communicator makes none",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
-        &c->preconnect);
-    c->thread_serialize = 0;
-    (void)mca_base_component_var_register(v, "thread_serialize",
-        "With MPI_THREAD_MULTIPLE: keep threads apart on braid's UCX worker with UCX's own "
-        "thread mode, UCS_THREAD_MODE_MULTI (0), or with braid's mutex around every worker "
-        "call (1; chosen anyway when UCX was built without thread support). No effect on "
-        "single-threaded jobs, which take no lock",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
-        &c->thread_serialize);
-    c->shm_enable = 1;
-    (void)mca_base_component_var_register(v, "shm",
-        "Shared-memory tier: small collectives on a communicator whose ranks share one node (and "
-        "inside each node for the hierarchical allreduce) go through a segment all its ranks map "
-        "(1), or always through UCX messages (0). Must be the same on every process",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
-        &c->shm_enable);
-    c->shm_after = 3;
-    (void)mca_base_component_var_register(v, "shm_after",
-        "Set a communicator's segment up at its N-th braid collective call (N >= 1): short-lived "
-        "communicators (dup, one call, free) never pay for one",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
-        &c->shm_after);
-    c->shm_slot_size = 8192;
-    (void)mca_base_component_var_register(v, "shm_slot_size",
-        "Bytes of one rank's slot in a shared-memory cell (64..1048576): the largest message "
-        "(one rank's contribution) the shm algorithms take. A segment holds shm_cells x P slots "
-        "plus one 128-byte line per rank",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
-        &c->shm_slot_size);
-    c->shm_cells = 4;
-    (void)mca_base_component_var_register(v, "shm_cells",
-        "Cells of a shared-memory segment used in rotation (2..64): how many calls a rank may run "
-        "ahead of the slowest reader before it waits",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
-        &c->shm_cells);
-    c->shm_single_copy = 1;
-    (void)mca_base_component_var_register(v, "shm_single_copy",
-        "Shared-memory tier above shm_single_copy_above bytes per rank: bcast, reduce, "
-        "allreduce and allgather read the other ranks' buffers directly with Linux cross-memory attach "
-        "(process_vm_readv; one copy, any size) where the node permits it - tried once per "
-        "communicator, off on every rank if any rank cannot (1) - or stop at the slot size (0)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
-        &c->shm_single_copy);
-    c->shm_single_copy_above = 4096;
-    (void)mca_base_component_var_register(v, "shm_single_copy_above",
-        "With shm_single_copy: messages above this many bytes per rank (and all above the slot "
-        "size) go single copy instead of through the cells (measured: the cells win up to "
-        "4 KiB, single copy from 8 KiB). Must be the same on every process",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
-        &c->shm_single_copy_above);
-    c->shm_reduce_split = (int)BRAID_SHM_SPLIT_FROM;
-    (void)mca_base_component_var_register(v, "shm_reduce_split",
-        "Single-copy reduce and allreduce: from this many bytes of ranks x message, every rank "
-        "folds a share of the vector (two steps) instead of the root folding all of it (one "
-        "step; reduce only, 3 ranks or more; measured: README). Must be the same on every process",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
-        &c->shm_reduce_split);
-    c->shm_inject_failure = -1;
-    (void)mca_base_component_var_register(v, "shm_inject_failure",
-        "Fault injection, for tests only: rank N of every communicator fails to map its "
-        "shared-memory segment (the tier must then stay off on all ranks); -1 = off",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL,
-        &c->shm_inject_failure);
-    check_numeric_params();
+    register_int_params(v);
     register_pvars(v);
     return OMPI_SUCCESS;
 }
