@@ -29,7 +29,7 @@
  *    beyond, where all the bandwidth algorithms meet at memory speed; small
  *    P = 4 and 8 allreduces use recursive_doubling (one whole-vector
  *    exchange per step) below the model's crossover with halving_doubling.
- *  - P = 64, 128, ..., 4096 allreduce come from the simulator (contrib/sim,
+ *  - P = 64, 128, ..., 4096 allreduce come from the simulator (tools/sim,
  *    braid's own algorithm code over a two-level alpha-beta-gamma model,
  *    8 ranks per node; README "Simulator"): bcube with two groups from the
  *    factors of P (base=auto) for small sizes, base 4 for the middle ones,

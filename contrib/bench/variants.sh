@@ -3,8 +3,8 @@
 # interleaved (rep 1: every variant, rep 2: ...); per collective and size
 # the median over repetitions of each run's p50 latency, and each variant's
 # ratio to the first (> 1: the first is faster). Works with Open MPI 4.1 and
-# 5.0 (in the Debian 13 root, after contrib/ompi5.sh build:
-# contrib/ompi5.sh run contrib/bench/variants.sh ..., which finds the build there).
+# 5.0 (in the Debian 13 root, after tools/ompi5.sh build:
+# tools/ompi5.sh run contrib/bench/variants.sh ..., which finds the build there).
 #
 #   contrib/bench/variants.sh [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-b BUILD_DIR] \
 #       [-H HOSTS] [-k] [-C] 'NAME=MCA ARGS' ...
@@ -39,7 +39,7 @@ while getopts "n:r:c:e:t:b:H:kC" opt; do
 done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || { echo "variants.sh: name at least one variant, e.g. 'braid='" >&2; exit 2; }
-# contrib/ompi5.sh run: the copy's build directory is next to it (../build)
+# tools/ompi5.sh run: the copy's build directory is next to it (../build)
 [ -x "$build/contrib/bench/braid_bench" ] || [ "$build" != "$top/build" ] ||
     [ ! -x "$top/../build/contrib/bench/braid_bench" ] || build=$top/../build
 build=$(cd "$build" && pwd)

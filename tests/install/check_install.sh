@@ -11,12 +11,12 @@
 # parameter file that sets mca_base_component_path, PMIx's plugin directory
 # and override parameter file) while it runs, and puts them back on exit,
 # also on failure or interrupt: root, in a root made for it
-# (contrib/ompi5.sh test runs it in its Debian 13 root). Not in make check.
+# (tools/ompi5.sh test runs it in its Debian 13 root). Not in make check.
 #
 #   BRAID_BUILDDIR=BUILD BRAID_SRCDIR=SRC tests/install/check_install.sh
 #
 # Prints one line per check and "mpi tests: N passed, M failed" (counted by
-# contrib/test.sh). Exit status 0 = all passed, 77 = skipped (not root).
+# tools/test.sh). Exit status 0 = all passed, 77 = skipped (not root).
 set -u
 srcdir=${BRAID_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 builddir=${BRAID_BUILDDIR:-$(pwd)}

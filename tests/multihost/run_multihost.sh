@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_multihost.sh - run braid's MPI tests across 2-4 simulated hosts on one
-# machine (root only; not part of 'make check': contrib/test.sh runs it when
+# machine (root only; not part of 'make check': tools/test.sh runs it when
 # BRAID_MULTIHOST=1).
 #
 # Every host is a network namespace with its own veth link "eth0" on a

@@ -10,7 +10,7 @@
 #
 # The MPI programs are not run under TSan: Open MPI 4.1's own runtime is
 # not built for it (it crashes at start-up). The threaded MPI cases
-# (mpi_stress threads) run under ASan + UBSan in contrib/test.sh instead.
+# (mpi_stress threads) run under ASan + UBSan in tools/test.sh instead.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TSAN_BUILD_DIR:-$top/build-tsan}

@@ -1,6 +1,6 @@
 /*
  * test_sim.c - the simulator's coroutine scheduler and counting transport
- * (contrib/sim/braid_sim_sched.c), and braid's allreduce contracts at the
+ * (tools/sim/braid_sim_sched.c), and braid's allreduce contracts at the
  * sizes only the simulator reaches.
  *
  *  - real data through the coroutine transport: allreduce ring_chunked,

@@ -3,7 +3,7 @@
 # over coll/ (with Open MPI's include paths), ucx_transport/ and selection/.
 # Exit status 0 = no finding beyond the justified ones listed below.
 #
-#   contrib/lint.sh          # from anywhere; needs cppcheck, gcc >= 10, mpicc
+#   tools/lint.sh          # from anywhere; needs cppcheck, gcc >= 10, mpicc
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"

@@ -2,7 +2,7 @@
  * bench_kernels.c - braid's reduction kernels against MPI_Reduce_local
  * (which Open MPI serves with op/avx where the CPU has AVX/AVX2/AVX-512).
  *
- *   mpirun -np 1 ./contrib/bench_kernels [--aa] [max_bytes]
+ *   mpirun -np 1 ./tools/bench_kernels [--aa] [max_bytes]
  *
  * --aa times braid against itself in the MPI column: the spread of its
  * speed-ups around 1.00 is the noise floor of the machine.

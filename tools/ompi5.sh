@@ -2,14 +2,14 @@
 # ompi5.sh - build and test braid against Open MPI 5 in a Debian 13 (trixie)
 # root made with debootstrap (root only: debootstrap, chroot, mounts).
 #
-#   contrib/ompi5.sh setup          # make the root, or bring an existing one up to date
-#   contrib/ompi5.sh build          # setup, copy the tree in, autogen + configure + make
-#   contrib/ompi5.sh test           # build, unit tests, MPI test list, multihost cases,
+#   tools/ompi5.sh setup          # make the root, or bring an existing one up to date
+#   tools/ompi5.sh build          # setup, copy the tree in, autogen + configure + make
+#   tools/ompi5.sh test           # build, unit tests, MPI test list, multihost cases,
 #                                   # the main job (logreg, braid vs tuned),
 #                                   # make install + mpirun with no env (install check)
-#   contrib/ompi5.sh run CMD...     # setup, copy the tree in, run CMD in the copy
-#   contrib/ompi5.sh shell          # the same with an interactive shell
-#   contrib/ompi5.sh builddir       # print where the build directory is (from here)
+#   tools/ompi5.sh run CMD...     # setup, copy the tree in, run CMD in the copy
+#   tools/ompi5.sh shell          # the same with an interactive shell
+#   tools/ompi5.sh builddir       # print where the build directory is (from here)
 #
 # The root is made once (debootstrap --variant=minbase, then apt-get install
 # of what braid needs; debootstrap itself is installed on this machine when
@@ -250,7 +250,7 @@ build|test)
         make -j"${JOBS:-2}" >/dev/null
         echo "ompi5.sh: built against Open MPI $(sed -n "s/^OMPI_VERSION = //p" Makefile) in $((SECONDS - t0))s" >&2'
     if [ "$cmd" = test ]; then
-        # only this run's logs (contrib/test.sh counts them)
+        # only this run's logs (tools/test.sh counts them)
         script+='
         find tests -name "*.log" -delete -o -name "*.trs" -delete
         rm -f test-suite.log
@@ -258,7 +258,7 @@ build|test)
         t0=$SECONDS; rc=0
         make -j1 check TESTS="${BRAID_OMPI5_TESTS:-\$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh}" || rc=$?
         echo "ompi5.sh: make check ran in $((SECONDS - t0))s (logs under '"$root$build"'/tests)" >&2
-        # across simulated hosts, as contrib/test.sh does on this machine
+        # across simulated hosts, as tools/test.sh does on this machine
         # (BRAID_MULTIHOST=0 skips it; exit 77 where namespaces cannot be made)
         if [ "${BRAID_MULTIHOST:-auto}" != 0 ]; then
             t0=$SECONDS; mh=0

@@ -3,7 +3,7 @@
 # run braid's GPU tests and benchmarks: Debian's Open MPI 4.1 + UCX runtime unpacked into a
 # relocatable prefix, the project tree with its build directory, and the runner (device-run.sh).
 #
-#   contrib/devkit/make-kit.sh [BUILD_DIR]       # from the project root; BUILD_DIR default: build
+#   tools/devkit/make-kit.sh [BUILD_DIR]       # from the project root; BUILD_DIR default: build
 #
 # Then copy .devkit to the GPU machine and run "bash .devkit/device-run.sh [WHAT]" there (README.md).
 # The build must be configured with CUDA (nvcc present) and have its check programs built:

@@ -4,12 +4,12 @@
 # (mpirun, np = 1..9, every algorithm forced), and as root the MPI cases
 # across two simulated hosts. Exit status 0 = all passed.
 #
-#   contrib/test.sh            # from the repository root
-#   BUILD_DIR=... contrib/test.sh
+#   tools/test.sh            # from the repository root
+#   BUILD_DIR=... tools/test.sh
 # Then the same unit and MPI tests again in a second build directory
 # configured with --enable-sanitizers (ASan + UBSan; SAN_BUILD_DIR, default
 # build-san; SANITIZERS=0 skips it), and as root once more against Open MPI
-# 5.0 in a Debian 13 root (contrib/ompi5.sh; BRAID_OMPI5=0 skips it).
+# 5.0 in a Debian 13 root (tools/ompi5.sh; BRAID_OMPI5=0 skips it).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
@@ -42,7 +42,7 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
         make -j"${JOBS:-2}" >/dev/null &&
         make -j1 check TESTS="\$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh") || status=1
 fi
-# Open MPI 5 pass (contrib/ompi5.sh): the same unit and MPI tests, the
+# Open MPI 5 pass (tools/ompi5.sh): the same unit and MPI tests, the
 # multihost cases unless BRAID_MULTIHOST=0, and the install check (make
 # install, then mpirun with no component path in the environment must load
 # braid; tests/install/check_install.sh), built against Open MPI 5.0 in a
@@ -54,8 +54,8 @@ ompi5=${BRAID_OMPI5:-auto}
 if [ "$ompi5" = 1 ] || { [ "$ompi5" = auto ] && [ "$(id -u)" -eq 0 ]; }; then
     o5_status=0
     o5_start=$SECONDS
-    o5_logs=$("$top/contrib/ompi5.sh" builddir)/tests
-    "$top/contrib/ompi5.sh" test >tests/ompi5.out 2>&1 || o5_status=$?
+    o5_logs=$("$top/tools/ompi5.sh" builddir)/tests
+    "$top/tools/ompi5.sh" test >tests/ompi5.out 2>&1 || o5_status=$?
     grep -E '^ompi5.sh: |^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):|^# (TOTAL|PASS|FAIL)|^mpi tests: |^run_multihost' tests/ompi5.out | tail -n 40
     echo "ompi5: Open MPI 5 pass: exit $o5_status in $((SECONDS - o5_start))s (output: $build/tests/ompi5.out, logs: $o5_logs)"
     # its unit and MPI logs count in the summary below (77: skipped, none)
