@@ -20,8 +20,10 @@
  *    comm_size values are >= 1 and at most INT_MAX (= inf);
  *  - algorithm: a name from braid_alg_names(coll); `auto` means "what the
  *    built-in table picks", with the row's key=value options applied to it;
- *  - options: chunk=SIZE (bytes > 0; ring_chunked and dbtree) and base=N
- *    (2..BRAID_RULES_MAX_BASE; bcube); each at most once per row;
+ *  - options: chunk=SIZE (1..BRAID_RULES_MAX_CHUNK bytes, with suffixes; the
+ *    algorithms with BRAID_OPT_CHUNK or BRAID_OPT_TREE_CHUNK) and base=N
+ *    (2..BRAID_RULES_MAX_BASE or auto; BRAID_OPT_BASE); each at most once per
+ *    row;
  *  - two rows of one collective must not overlap (no (P, size) matched by
  *    both); gaps are allowed: sizes no row matches use the built-in table.
  *
@@ -214,20 +216,18 @@ static int parse_range(parser_t *p, range_kind_t kind, const char *tok, size_t *
 typedef enum { KEY_CHUNK, KEY_BASE, KEY_N } key_t_;
 static const char *const key_names[KEY_N] = { "chunk", "base" };
 
-/* does the option apply to (coll, alg)? auto takes every option */
+/* does the option apply to (coll, alg)? The registry's option keys say
+ * (braid_registry.h: chunk = BRAID_OPT_CHUNK or BRAID_OPT_TREE_CHUNK, base =
+ * BRAID_OPT_BASE); auto takes every option */
 static int key_applies(key_t_ key, braid_coll_t coll, int alg)
 {
     if (BRAID_ALG_AUTO == alg) return 1;
+    const braid_algorithm_t *a = braid_algorithm(coll, alg);
+    if (NULL == a) return 0;
     switch (key) {
-    case KEY_CHUNK:
-        return (BRAID_COLL_ALLREDUCE == coll
-                && (BRAID_ALLREDUCE_RING_CHUNKED == alg || BRAID_ALLREDUCE_DBTREE == alg))
-            || (BRAID_COLL_BCAST == coll && BRAID_BCAST_DBTREE == alg)
-            || (BRAID_COLL_REDUCE == coll && BRAID_REDUCE_DBTREE == alg);
-    case KEY_BASE:
-        return BRAID_COLL_ALLREDUCE == coll && BRAID_ALLREDUCE_BCUBE == alg;
-    default:
-        return 0;
+    case KEY_CHUNK: return 0 != (a->options & (BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK));
+    case KEY_BASE: return 0 != (a->options & BRAID_OPT_BASE);
+    default: return 0;
     }
 }
 
@@ -269,9 +269,9 @@ static int parse_option(parser_t *p, const char *tok, braid_rule_t *r, int *seen
     size_t v = 0;
     int rc = is_inf(val) ? NUM_SYNTAX : parse_number(val, &v);
     if (KEY_CHUNK == key) {
-        if (NUM_OK != rc || 0 == v)
-            return fail(p, "bad value '%s' for chunk (expected a size in bytes > 0 with "
-                        "optional K/M/G suffix)", qv.s);
+        if (NUM_OK != rc || 0 == v || v > BRAID_RULES_MAX_CHUNK)
+            return fail(p, "bad value '%s' for chunk (expected a size in bytes from 1 to %zu "
+                        "with optional K/M/G suffix)", qv.s, BRAID_RULES_MAX_CHUNK);
         r->choice.params.chunk_bytes = v;
     } else if (0 == strcmp(val, "auto")) {
         r->choice.params.bcube_base = -1;   /* BRAID_BCUBE_AUTO: two groups from P's factors */

@@ -52,6 +52,9 @@ typedef struct braid_table {
 #define BRAID_RULES_MAX_RULES 10000
 #define BRAID_RULES_MAX_FILE  (4 << 20) /* bytes */
 #define BRAID_RULES_MAX_BASE  1024
+/* chunk=SIZE: 1..INT_MAX bytes, the range of coll_braid_chunk_size and
+ * coll_braid_dbtree_chunk_size */
+#define BRAID_RULES_MAX_CHUNK ((size_t)INT_MAX)
 
 /* Parse a rules text (format in braid_rules.c and selection/RULES.md).
  * source_name names it in error messages ("rules.txt" -> "rules.txt:7: ...").

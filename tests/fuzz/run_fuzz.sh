@@ -26,8 +26,11 @@ $CC -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     "$top"/libbraid/kernels/*.c -lm \
     -o "$bin"
 
-# Seed corpus: every rules line from selection/RULES.md's examples and the
-# unit tests' valid and invalid texts, one seed per file, plus the whole files.
+# Seed corpus: the inputs that once failed (tests/fuzz/corpus/, replayed
+# first on every run), every rules line from selection/RULES.md's examples
+# and the unit tests' valid and invalid texts, one seed per file, plus the
+# whole files.
+cp "$here"/corpus/* "$corpus"/
 i=0
 seed() { i=$((i + 1)); printf '%s\n' "$1" > "$corpus/seed_$i"; }
 awk '/^```/ { inblock = !inblock; next } inblock' "$top/selection/RULES.md" > "$corpus/rules_md" || true

@@ -162,14 +162,40 @@ static const err_case_t err_cases[] = {
     { "allreduce 2 * ring_chunked chunk",
       "rules.txt:1: expected key=value after the algorithm, got 'chunk'" },
     { "allreduce 2 * ring_chunked chunk=0",
-      "rules.txt:1: bad value '0' for chunk (expected a size in bytes > 0 with optional K/M/G "
-      "suffix)" },
+      "rules.txt:1: bad value '0' for chunk (expected a size in bytes from 1 to 2147483647 with "
+      "optional K/M/G suffix)" },
     { "allreduce 2 * ring_chunked chunk=inf",
-      "rules.txt:1: bad value 'inf' for chunk (expected a size in bytes > 0 with optional K/M/G "
-      "suffix)" },
+      "rules.txt:1: bad value 'inf' for chunk (expected a size in bytes from 1 to 2147483647 with "
+      "optional K/M/G suffix)" },
     { "allreduce 2 * ring_chunked chunk=",
-      "rules.txt:1: bad value '' for chunk (expected a size in bytes > 0 with optional K/M/G "
-      "suffix)" },
+      "rules.txt:1: bad value '' for chunk (expected a size in bytes from 1 to 2147483647 with "
+      "optional K/M/G suffix)" },
+    /* the fuzzer's input: 2^64-1 with leading zeros once parsed and printed
+     * as chunk=inf, which does not parse */
+    { "allreduce 2 * ring_chunked chunk=000018446744073709551615",
+      "rules.txt:1: bad value '000018446744073709551615' for chunk (expected a size in bytes "
+      "from 1 to 2147483647 with optional K/M/G suffix)" },
+    { "allreduce 2 * ring_chunked chunk=2G",
+      "rules.txt:1: bad value '2G' for chunk (expected a size in bytes from 1 to 2147483647 "
+      "with optional K/M/G suffix)" },
+    { "allreduce 2 * ring_chunked chunk=2147483648",
+      "rules.txt:1: bad value '2147483648' for chunk (expected a size in bytes from 1 to "
+      "2147483647 with optional K/M/G suffix)" },
+    { "allreduce 2 * ring_chunked chunk=17179869184G",
+      "rules.txt:1: bad value '17179869184G' for chunk (expected a size in bytes from 1 to "
+      "2147483647 with optional K/M/G suffix)" },
+    { "allreduce 2 * ring_chunked chunk=99999999999999999999",
+      "rules.txt:1: bad value '99999999999999999999' for chunk (expected a size in bytes from 1 "
+      "to 2147483647 with optional K/M/G suffix)" },
+    { "allreduce 2 * ring_chunked chunk=1M-1",
+      "rules.txt:1: bad value '1M-1' for chunk (expected a size in bytes from 1 to 2147483647 "
+      "with optional K/M/G suffix)" },
+    { "allreduce 2 * bcube base=0004x",
+      "rules.txt:1: bad value '0004x' for base (expected an integer from 2 to 1024, or auto)" },
+    { "allreduce 2 * bcube base=2K",
+      "rules.txt:1: bad value '2K' for base (expected an integer from 2 to 1024, or auto)" },
+    { "allreduce 2 * bcube base=inf",
+      "rules.txt:1: bad value 'inf' for base (expected an integer from 2 to 1024, or auto)" },
     { "allreduce 2 * bcube base=1",
       "rules.txt:1: bad value '1' for base (expected an integer from 2 to 1024, or auto)" },
     { "allreduce 2 * bcube base=1025",
@@ -650,6 +676,72 @@ START_TEST(test_print_round_trip)
 }
 END_TEST
 
+/* Every value at the edges of every field and option parses, prints and
+ * parses back to the same rows: leading zeros, suffixes, the largest
+ * values of each field, 'inf', ranges ending one below a unit. */
+START_TEST(test_round_trip_edges)
+{
+    static const char *const rows[] = {
+        /* the fuzzer's crash, at the largest chunk that parses */
+        "allreduce 2 * ring_chunked chunk=0002147483647\n",
+        "allreduce 2 * ring_chunked chunk=2097151K\n",
+        "allreduce 2 * ring_chunked chunk=1\n",
+        "allreduce 2 * ring_chunked chunk=1G\n",
+        "allreduce 2 * ring_chunked chunk=01k\n",
+        "allreduce 2 * dbtree chunk=2047M\n",
+        "allreduce 2 * auto chunk=3M base=auto\n",
+        "allreduce 2 * auto base=1024\n",
+        "allreduce 2 * bcube base=002\n",
+        "allreduce 2 * halving_doubling chunk=4K\n",
+        "reduce_scatter 2 * ring chunk=5\n",
+        "allgather 2 * ring chunk=1536\n",
+        "bcast 2 * dbtree chunk=64K\n",
+        "reduce 2 * dbtree chunk=7\n",
+        /* sizes: every number that fits size_t, with and without suffixes */
+        "allreduce 2 018446744073709551615 ring\n",
+        "allreduce 2 18446744073709551614 ring\n",
+        "allreduce 2 0-18446744073709551614 ring\n",
+        "allreduce 2 18446744073709551615-inf ring\n",
+        "allreduce 2 17179869183G-inf ring\n",
+        "allreduce 2 0-17179869183G-1 ring\n",
+        "allreduce 2 0-18014398509481983K-1 ring\n",
+        "allreduce 2 0-16777215M-0 ring\n",
+        "allreduce 2 1023-1K-1 ring\n",
+        "allreduce 2 0-0 ring\n",
+        "allreduce 2 inf-inf ring\n",
+        "allreduce 2 0-inf ring\n",
+        "allreduce 2 1-inf ring\n",
+        /* communicator sizes up to INT_MAX (= inf) */
+        "allreduce 2147483647 * ring\n",
+        "allreduce 2147483646 * ring\n",
+        "allreduce 1-2147483646 * ring\n",
+        "allreduce 1-2147483647 * ring\n",
+        "allreduce 1K-2147483646 * ring\n",
+        "allreduce 0001-0002 * ring\n",
+        "allreduce 1-inf * ring\n",
+        "allreduce 2-1M-1 * ring\n",
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        braid_table_t t, back;
+        char err[ERRLEN];
+        ck_assert_msg(0 == parse(rows[i], &t, err), "%s: %s", rows[i], err);
+        char *text = print_to_string(&t);
+        if (0 != braid_rules_parse_string(text, "printed", &back, err, ERRLEN)) {
+            fprintf(stderr, "%s printed as\n%s does not parse: %s\n", rows[i], text, err);
+            bad++;
+        } else if (back.nrules != t.nrules || !same_rule(&t.rules[0], &back.rules[0])) {
+            fprintf(stderr, "%s printed as\n%s parses to another row\n", rows[i], text);
+            bad++;
+        }
+        braid_table_free(&back);
+        braid_table_free(&t);
+        free(text);
+    }
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(test_size_format)
 {
     struct { size_t v; const char *s; } cases[] = {
@@ -798,6 +890,7 @@ int main(void)
     suite_add_tcase(s, tl);
     TCase *tr = tcase_create("print");
     tcase_add_test(tr, test_print_round_trip);
+    tcase_add_test(tr, test_round_trip_edges);
     tcase_add_test(tr, test_size_format);
     suite_add_tcase(s, tr);
     return unit_run_suite(s);
