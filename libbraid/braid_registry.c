@@ -14,10 +14,10 @@ typedef struct braid_collective {
     const char *const *names;          /* index = id, NULL-terminated */
 } braid_collective_t;
 
-#define ROW(C, c, ID, nm, opts) \
-    [BRAID_##C##_##ID] = { #nm, braid_##c##_##nm, braid_cost_##c##_##nm, (opts) },
-#define NAME(C, c, ID, nm, opts) [BRAID_##C##_##ID] = #nm,
-#define AUTO_ROW [0] = { "auto", NULL, NULL, 0 },
+#define ROW(C, c, ID, nm, opts, noncomm) \
+    [BRAID_##C##_##ID] = { #nm, braid_##c##_##nm, braid_cost_##c##_##nm, (opts), (noncomm) },
+#define NAME(C, c, ID, nm, opts, noncomm) [BRAID_##C##_##ID] = #nm,
+#define AUTO_ROW [0] = { "auto", NULL, NULL, 0, BRAID_NONCOMM_UNSET },
 
 /* One row table and one name list per collective. */
 #define TABLES(C, c)                                                                   \
@@ -27,6 +27,13 @@ typedef struct braid_collective {
     static const char *const c##_names[BRAID_##C##_NALGS + 1] = {                       \
         [0] = "auto", BRAID_##C##_ALGORITHMS(NAME)[BRAID_##C##_NALGS] = NULL            \
     };
+/* every collective's ids fit arrays of BRAID_MAX_ALGS */
+_Static_assert(BRAID_BARRIER_NALGS <= BRAID_MAX_ALGS && BRAID_BCAST_NALGS <= BRAID_MAX_ALGS
+                   && BRAID_ALLREDUCE_NALGS <= BRAID_MAX_ALGS && BRAID_REDUCE_NALGS <= BRAID_MAX_ALGS
+                   && BRAID_REDUCE_SCATTER_NALGS <= BRAID_MAX_ALGS
+                   && BRAID_ALLGATHER_NALGS <= BRAID_MAX_ALGS,
+               "a collective has more algorithms than BRAID_MAX_ALGS");
+
 TABLES(BARRIER, barrier)
 TABLES(BCAST, bcast)
 TABLES(ALLREDUCE, allreduce)
@@ -54,6 +61,21 @@ const braid_algorithm_t *braid_algorithm(braid_coll_t coll, int alg)
     const braid_collective_t *c = coll_of(coll);
     if (NULL == c || alg <= BRAID_ALG_AUTO || alg >= c->nalgs) return NULL;
     return &c->algs[alg];
+}
+
+bool braid_alg_takes_op(braid_coll_t coll, int alg, int P, bool commutative, bool exact)
+{
+    const braid_algorithm_t *a = braid_algorithm(coll, alg);
+    if (NULL == a) return false;
+    if (commutative) return true;
+    switch (a->noncomm) {
+    case BRAID_NONCOMM_NO_OP:
+    case BRAID_NONCOMM_KEPT: return true;
+    case BRAID_NONCOMM_EXACT: return P <= 1 || exact;
+    case BRAID_NONCOMM_REFUSED: return P <= 1;
+    case BRAID_NONCOMM_REFUSED_ALL_P: return false;
+    default: return false;
+    }
 }
 
 int braid_alg_count(braid_coll_t coll)

@@ -9,18 +9,24 @@
  * the algorithm and its alpha-beta-gamma cost (braid_cost.h). From the rows
  * come the algorithm ids (BRAID_<COLL>_<NAME>, 1..; 0 is "auto"), the names
  * that MCA parameters and rules files accept, the functions the glue and the
- * simulator run, the cost model the built-in table was derived from, and the
- * option keys an algorithm reads. Adding an algorithm: one file, one row.
+ * simulator run, the cost model the built-in table was derived from, the
+ * option keys an algorithm reads, and which reduction ops it takes. The
+ * whole recipe for adding an algorithm (file, row, Makefile.am line, the
+ * unit tests' contract row, the forced MPI case) is in docs/DESIGN.md,
+ * "Adding an algorithm"; the unit tests fail until every step is done.
  *
- * Row: X(COLL, coll, ID, name, options)
+ * Row: X(COLL, coll, ID, name, options, noncomm)
  *   options: the braid_params_t fields the algorithm reads (BRAID_OPT_*),
- *   so that MCA overrides and rules-file keys reach only those.
+ *   so that MCA overrides and rules-file keys reach only those;
+ *   noncomm: what it does with a non-commutative op (BRAID_NONCOMM_*),
+ *   as the header of its file documents.
  *
  * Pure C: no Open MPI, no UCX.
  */
 #ifndef BRAID_REGISTRY_H
 #define BRAID_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "braid_algo.h"
@@ -55,43 +61,55 @@ enum {
                                        single-copy reader (braid_shm_direct) */
 };
 
-#define BRAID_BARRIER_ALGORITHMS(X)                                               \
-    X(BARRIER, barrier, ALL_TO_ALL, all_to_all, BRAID_OPT_NONE)                   \
-    X(BARRIER, barrier, ALL_TO_ONE, all_to_one, BRAID_OPT_NONE)                   \
-    X(BARRIER, barrier, DISSEMINATION, dissemination, BRAID_OPT_NONE)             \
-    X(BARRIER, barrier, SHM, shm, BRAID_OPT_SHM)
+/* What an algorithm does with a non-commutative op (braid_alg_takes_op). */
+typedef enum braid_noncomm {
+    BRAID_NONCOMM_UNSET = 0,      /* not stated: test_registry fails */
+    BRAID_NONCOMM_NO_OP,          /* the collective reduces nothing (barrier, bcast, allgather) */
+    BRAID_NONCOMM_KEPT,           /* any op: the rank order is kept */
+    BRAID_NONCOMM_EXACT,          /* a non-commutative op only when exact (a->exact);
+                                     otherwise BRAID_ERR_UNSUPPORTED on every rank, P > 1 */
+    BRAID_NONCOMM_REFUSED,        /* BRAID_ERR_UNSUPPORTED on every rank for a
+                                     non-commutative op, P > 1 */
+    BRAID_NONCOMM_REFUSED_ALL_P   /* the same at every P, P = 1 included */
+} braid_noncomm_t;
 
-#define BRAID_BCAST_ALGORITHMS(X)                                                 \
-    X(BCAST, bcast, ONE_TO_ALL, one_to_all, BRAID_OPT_NONE)                       \
-    X(BCAST, bcast, BINOMIAL, binomial, BRAID_OPT_NONE)                           \
-    X(BCAST, bcast, SCATTER_ALLGATHER, scatter_allgather, BRAID_OPT_NONE)         \
-    X(BCAST, bcast, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                         \
-    X(BCAST, bcast, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT)
+#define BRAID_BARRIER_ALGORITHMS(X)                                             \
+    X(BARRIER, barrier, ALL_TO_ALL, all_to_all, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
+    X(BARRIER, barrier, ALL_TO_ONE, all_to_one, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
+    X(BARRIER, barrier, DISSEMINATION, dissemination, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
+    X(BARRIER, barrier, SHM, shm, BRAID_OPT_SHM, BRAID_NONCOMM_NO_OP)
 
-#define BRAID_ALLREDUCE_ALGORITHMS(X)                                             \
-    X(ALLREDUCE, allreduce, RING, ring, BRAID_OPT_NONE)                           \
-    X(ALLREDUCE, allreduce, RING_CHUNKED, ring_chunked, BRAID_OPT_CHUNK)          \
-    X(ALLREDUCE, allreduce, HALVING_DOUBLING, halving_doubling, BRAID_OPT_CHUNK)  \
-    X(ALLREDUCE, allreduce, BCUBE, bcube, BRAID_OPT_BASE)                         \
-    X(ALLREDUCE, allreduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                 \
-    X(ALLREDUCE, allreduce, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE) \
-    X(ALLREDUCE, allreduce, HIERARCHICAL, hierarchical, BRAID_OPT_HIER)           \
-    X(ALLREDUCE, allreduce, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT)
+#define BRAID_BCAST_ALGORITHMS(X)                                               \
+    X(BCAST, bcast, ONE_TO_ALL, one_to_all, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
+    X(BCAST, bcast, BINOMIAL, binomial, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)    \
+    X(BCAST, bcast, SCATTER_ALLGATHER, scatter_allgather, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
+    X(BCAST, bcast, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK, BRAID_NONCOMM_NO_OP)  \
+    X(BCAST, bcast, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
 
-#define BRAID_REDUCE_ALGORITHMS(X)                                                \
-    X(REDUCE, reduce, BINOMIAL, binomial, BRAID_OPT_NONE)                         \
-    X(REDUCE, reduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK)                       \
-    X(REDUCE, reduce, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT)
+#define BRAID_ALLREDUCE_ALGORITHMS(X)                                           \
+    X(ALLREDUCE, allreduce, RING, ring, BRAID_OPT_NONE, BRAID_NONCOMM_EXACT)    \
+    X(ALLREDUCE, allreduce, RING_CHUNKED, ring_chunked, BRAID_OPT_CHUNK, BRAID_NONCOMM_REFUSED) \
+    X(ALLREDUCE, allreduce, HALVING_DOUBLING, halving_doubling, BRAID_OPT_CHUNK, BRAID_NONCOMM_KEPT) \
+    X(ALLREDUCE, allreduce, BCUBE, bcube, BRAID_OPT_BASE, BRAID_NONCOMM_KEPT)   \
+    X(ALLREDUCE, allreduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK, BRAID_NONCOMM_KEPT) \
+    X(ALLREDUCE, allreduce, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE, BRAID_NONCOMM_KEPT) \
+    X(ALLREDUCE, allreduce, HIERARCHICAL, hierarchical, BRAID_OPT_HIER, BRAID_NONCOMM_REFUSED_ALL_P) \
+    X(ALLREDUCE, allreduce, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_KEPT)
 
-#define BRAID_REDUCE_SCATTER_ALGORITHMS(X)                                        \
-    X(REDUCE_SCATTER, reduce_scatter, RING, ring, BRAID_OPT_CHUNK)                \
-    X(REDUCE_SCATTER, reduce_scatter, HALVING_DOUBLING, halving_doubling, BRAID_OPT_CHUNK) \
-    X(REDUCE_SCATTER, reduce_scatter, SHM, shm, BRAID_OPT_SHM)
+#define BRAID_REDUCE_ALGORITHMS(X)                                              \
+    X(REDUCE, reduce, BINOMIAL, binomial, BRAID_OPT_NONE, BRAID_NONCOMM_KEPT)   \
+    X(REDUCE, reduce, DBTREE, dbtree, BRAID_OPT_TREE_CHUNK, BRAID_NONCOMM_KEPT) \
+    X(REDUCE, reduce, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_KEPT)
 
-#define BRAID_ALLGATHER_ALGORITHMS(X)                                             \
-    X(ALLGATHER, allgather, RING, ring, BRAID_OPT_CHUNK)                          \
-    X(ALLGATHER, allgather, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE) \
-    X(ALLGATHER, allgather, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT)
+#define BRAID_REDUCE_SCATTER_ALGORITHMS(X)                                      \
+    X(REDUCE_SCATTER, reduce_scatter, RING, ring, BRAID_OPT_CHUNK, BRAID_NONCOMM_REFUSED) \
+    X(REDUCE_SCATTER, reduce_scatter, HALVING_DOUBLING, halving_doubling, BRAID_OPT_CHUNK, BRAID_NONCOMM_KEPT) \
+    X(REDUCE_SCATTER, reduce_scatter, SHM, shm, BRAID_OPT_SHM, BRAID_NONCOMM_KEPT)
+
+#define BRAID_ALLGATHER_ALGORITHMS(X)                                           \
+    X(ALLGATHER, allgather, RING, ring, BRAID_OPT_CHUNK, BRAID_NONCOMM_NO_OP)   \
+    X(ALLGATHER, allgather, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
+    X(ALLGATHER, allgather, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
 
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \
@@ -100,7 +118,7 @@ enum {
     BRAID_REDUCE_SCATTER_ALGORITHMS(X) BRAID_ALLGATHER_ALGORITHMS(X)
 
 /* ids: BRAID_ALLREDUCE_RING = 1, ..., BRAID_ALLREDUCE_NALGS (one past the last) */
-#define BRAID_REGISTRY_ID(C, c, ID, name, opts) BRAID_##C##_##ID,
+#define BRAID_REGISTRY_ID(C, c, ID, name, opts, noncomm) BRAID_##C##_##ID,
 enum { BRAID_BARRIER_AUTO_ = 0, BRAID_BARRIER_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_BARRIER_NALGS };
 enum { BRAID_BCAST_AUTO_ = 0, BRAID_BCAST_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_BCAST_NALGS };
 enum { BRAID_ALLREDUCE_AUTO_ = 0, BRAID_ALLREDUCE_ALGORITHMS(BRAID_REGISTRY_ID)
@@ -111,8 +129,10 @@ enum { BRAID_REDUCE_SCATTER_AUTO_ = 0, BRAID_REDUCE_SCATTER_ALGORITHMS(BRAID_REG
 enum { BRAID_ALLGATHER_AUTO_ = 0, BRAID_ALLGATHER_ALGORITHMS(BRAID_REGISTRY_ID)
        BRAID_ALLGATHER_NALGS };
 
-/* The most algorithms any collective has, "auto" included. */
-#define BRAID_MAX_ALGS 10
+/* At least as many ids as any collective has, "auto" included (for arrays
+ * indexed by id across collectives; braid_registry.c checks the bound at
+ * compile time). */
+#define BRAID_MAX_ALGS 32
 
 /* Estimated microseconds of one call on P ranks with S message bytes
  * (selection/RULES.md says what S is per collective), or a negative value
@@ -120,7 +140,7 @@ enum { BRAID_ALLGATHER_AUTO_ = 0, BRAID_ALLGATHER_ALGORITHMS(BRAID_REGISTRY_ID)
 typedef double (*braid_cost_fn_t)(int P, double S);
 
 /* the prototypes of every row */
-#define BRAID_REGISTRY_PROTO(C, c, ID, name, opts)                               \
+#define BRAID_REGISTRY_PROTO(C, c, ID, name, opts, noncomm)                               \
     int braid_##c##_##name(braid_comm_t *comm, const braid_coll_args_t *a);      \
     double braid_cost_##c##_##name(int P, double S);
 BRAID_ALL_ALGORITHMS(BRAID_REGISTRY_PROTO)
@@ -130,10 +150,15 @@ typedef struct braid_algorithm {
     braid_algo_fn_t run;
     braid_cost_fn_t cost;
     unsigned options;       /* BRAID_OPT_* */
+    braid_noncomm_t noncomm; /* BRAID_NONCOMM_* */
 } braid_algorithm_t;
 
 /* The row of algorithm id alg of coll; NULL for auto or an invalid id. */
 const braid_algorithm_t *braid_algorithm(braid_coll_t coll, int alg);
+/* Whether algorithm alg of coll runs an op that is (or is not) commutative
+ * on P ranks; false where it returns BRAID_ERR_UNSUPPORTED on every rank
+ * (its noncomm fact). exact: a->exact. False for auto or an invalid id. */
+bool braid_alg_takes_op(braid_coll_t coll, int alg, int P, bool commutative, bool exact);
 /* One past the largest algorithm id of coll (BRAID_<COLL>_NALGS); 0 if invalid. */
 int braid_alg_count(braid_coll_t coll);
 

@@ -10,9 +10,10 @@
  * exact) bit for bit against the rank-order reference; double sum
  * bit-identical on every rank and within 1e-9 of the reference. Every rank
  * runs under the strict transport (send buffers untouched until waited).
- * A non-commutative op must work, except where the algorithm documents
- * BRAID_ERR_UNSUPPORTED on every rank: ring when not exact and
- * ring_chunked (P > 1), hierarchical (always). The hierarchical algorithm
+ * A non-commutative op must work, except where the algorithm's registry
+ * row says it returns BRAID_ERR_UNSUPPORTED on every rank (noncomm: ring
+ * when not exact and ring_chunked at P > 1, hierarchical always); there
+ * that code is asserted. The hierarchical algorithm
  * (BRAID_OPT_HIER) runs on the node views of a cyclic or random map of up
  * to three nodes.
  *
@@ -49,19 +50,6 @@
 
 #define MAX_P UNIT_MAX_P
 #define COLL BRAID_COLL_ALLREDUCE
-
-/* The algorithms that document BRAID_ERR_UNSUPPORTED for a non-commutative
- * op, and when (the header of their file in libbraid/algo/); every other one
- * must keep the rank order. */
-static bool refuses_noncommutative(int alg, int P, bool exact)
-{
-    switch (alg) {
-    case BRAID_ALLREDUCE_RING: return P > 1 && !exact;
-    case BRAID_ALLREDUCE_RING_CHUNKED: return P > 1;
-    case BRAID_ALLREDUCE_HIERARCHICAL: return true;
-    default: return false;
-    }
-}
 
 /* ---------------- models of the messages and bytes of each rank ---------------- */
 
@@ -214,8 +202,7 @@ static void bound_dbtree(const unit_run_t *R)
                   (unsigned long long)maxb);
 }
 
-/* by registry id; an algorithm without a row here is checked for values
- * (and for sending nothing on one rank) only */
+/* by registry id; every algorithm has a row (unit_contract_of) */
 static const unit_contract_t contracts[BRAID_ALLREDUCE_NALGS] = {
     [BRAID_ALLREDUCE_RING] = { model_ring, bound_ring },
     [BRAID_ALLREDUCE_RING_CHUNKED] = { model_ring_chunked, assert_two_s },
@@ -223,7 +210,10 @@ static const unit_contract_t contracts[BRAID_ALLREDUCE_NALGS] = {
     [BRAID_ALLREDUCE_RECURSIVE_DOUBLING] = { model_rd, NULL },
     [BRAID_ALLREDUCE_BCUBE] = { model_bcube, bound_bcube },
     [BRAID_ALLREDUCE_DBTREE] = { unit_model_dbtree, bound_dbtree },
-    /* hierarchical: only leaders talk across nodes (hierarchical_values) */
+    [BRAID_ALLREDUCE_HIERARCHICAL] = { NULL, NULL, "its phases are other registry algorithms "
+                                       "with their own contracts; only node leaders talk across "
+                                       "nodes (hierarchical_values)" },
+    [BRAID_ALLREDUCE_SHM] = { unit_model_silent, NULL, NULL },
 };
 
 /* ---------------- the hierarchical allreduce: node views ---------------- */
@@ -294,8 +284,7 @@ static void check_case(int alg, int P, const unit_case_t *k, hier_setup_t *hier)
         R->rank_fn = hier_rank;
         R->ctx = &hier->ctx;
     }
-    bool supported = unit_op(k->kind).commutative || !refuses_noncommutative(alg, P, k->exact);
-    unit_run_check(R, supported, contracts, BRAID_ALLREDUCE_NALGS);
+    unit_run_check(R, true, contracts, BRAID_ALLREDUCE_NALGS);
 }
 
 static void check_run(int alg, int P, unit_op_kind_t kind, bool exact, size_t count, bool in_place,
@@ -314,7 +303,7 @@ static void check_run(int alg, int P, unit_op_kind_t kind, bool exact, size_t co
  * P, so that every combination still runs at many P. */
 START_TEST(values)
 {
-    int alg = unit_loop_alg(_i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
     size_t M0 = (size_t)1 << braid_floor_log2(P);
     size_t counts[] = { 0, 1, (size_t)P - 1, (size_t)P, (size_t)P + 1, 1001, 65539, 8 * M0 };
     int ncounts = 8;
@@ -392,7 +381,7 @@ static void option_matrix(int P, int alg, variant_fn set, int nvariants)
 START_TEST(bcube_bases)
 {
     for (int alg = 1; alg < braid_alg_count(COLL); alg++)
-        if (unit_alg_has(COLL, alg, BRAID_OPT_BASE))
+        if (unit_alg_selected(COLL, alg) && unit_alg_has(COLL, alg, BRAID_OPT_BASE))
             option_matrix(unit_p_list[_i], alg, set_base, (int)(sizeof BASES / sizeof *BASES));
 }
 END_TEST
@@ -400,7 +389,7 @@ END_TEST
 START_TEST(chunk_sizes)
 {
     for (int alg = 1; alg < braid_alg_count(COLL); alg++)
-        if (unit_alg_has(COLL, alg, BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK))
+        if (unit_alg_selected(COLL, alg) && unit_alg_has(COLL, alg, BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK))
             option_matrix(unit_p_list[_i], alg, set_chunk, 3);
 }
 END_TEST
@@ -416,7 +405,7 @@ START_TEST(option_sweep)
     unit_op_kind_t ops[2] = { UNIT_OP_SUM_I64, UNIT_OP_MATMUL };
     static const int bases[] = { 2, 3, 4, BRAID_BCUBE_AUTO };
     for (int alg = 1; alg < braid_alg_count(COLL); alg++)
-        for (int o = 0; o < 2; o++)
+        for (int o = 0; o < 2 && unit_alg_selected(COLL, alg); o++)
             for (int c = o; c < 2; c++) {
                 int v = (P + 2 * o + c) & 3;   /* rotate the variants over P */
                 unit_case_t k = { .kind = ops[o], .count = counts[c] };
@@ -455,6 +444,7 @@ START_TEST(p2_half_each_way)
 {
     const int algs[2] = { BRAID_ALLREDUCE_RING_CHUNKED, BRAID_ALLREDUCE_HALVING_DOUBLING };
     for (int j = 0; j < 2; j++) {
+        if (!unit_alg_selected(COLL, algs[j])) continue;
         size_t count = 1 << 16;
         unit_run_t M = model_run(2, count, count * 8);
         ck_assert_uint_eq(contracts[algs[j]].model(&M, 0).bytes, count * 8);   /* S/2 + S/2 */
@@ -466,6 +456,9 @@ END_TEST
 /* contract formulas at power-of-two P: 2(S - S/P) for an even split */
 START_TEST(pow2_formulas)
 {
+    if (!unit_alg_selected(COLL, BRAID_ALLREDUCE_HALVING_DOUBLING)
+        && !unit_alg_selected(COLL, BRAID_ALLREDUCE_RING_CHUNKED))
+        return;
     for (int P = 2; P <= 64; P *= 2) {
         size_t count = (size_t)P * 1000;
         unit_run_t M = model_run(P, count, count * 8);
@@ -484,6 +477,7 @@ START_TEST(bcube_exact_contract)
 {
     static const int cases[][2] = { { 4, 2 }, { 4, 4 }, { 8, 2 }, { 9, 3 }, { 16, 4 },
                                     { 16, 2 }, { 27, 3 }, { 64, 4 }, { 64, 8 }, { 25, 5 } };
+    if (!unit_alg_selected(COLL, BRAID_ALLREDUCE_BCUBE)) return;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         int P = cases[c][0], B = cases[c][1];
         unit_case_t k = { .kind = UNIT_OP_SUM_I64, .count = (size_t)P * 37 };
@@ -512,6 +506,7 @@ END_TEST
  * tree 1 its mirror 3 -> 1 -> {0, 2}; one chunk per tree */
 START_TEST(dbtree_hand_p4)
 {
+    if (!unit_alg_selected(COLL, BRAID_ALLREDUCE_DBTREE)) return;
     unit_case_t k = { .kind = UNIT_OP_SUM_I64, .count = 8 };
     unit_run_t *R = unit_run_new(COLL, BRAID_ALLREDUCE_DBTREE, 4, &k);
     ck_assert_int_eq(unit_run_exec(R), BRAID_OK);
@@ -533,7 +528,7 @@ START_TEST(nomem)
                          BRAID_ALLREDUCE_HALVING_DOUBLING, BRAID_ALLREDUCE_DBTREE,
                          BRAID_ALLREDUCE_BCUBE };
     for (size_t j = 0; j < sizeof algs / sizeof *algs; j++)
-        for (int ip = 0; ip < 2; ip++) {
+        for (int ip = 0; ip < 2 && unit_alg_selected(COLL, algs[j]); ip++) {
             unit_case_t k = { .kind = UNIT_OP_SUM_I64, .exact = true, .in_place = ip, .count = 100 };
             unit_run_t *R = unit_run_new(COLL, algs[j], 4, &k);
             R->fail_alloc = 1;
@@ -549,7 +544,7 @@ START_TEST(hierarchical_values)
 {
     int variant = 0;
     for (int alg = 1; alg < braid_alg_count(COLL); alg++) {
-        if (!unit_alg_has(COLL, alg, BRAID_OPT_HIER)) continue;
+        if (!unit_alg_selected(COLL, alg) || !unit_alg_has(COLL, alg, BRAID_OPT_HIER)) continue;
         for (int P = 1; P <= 12; P++)
             for (int nodes = 1; nodes <= 4 && nodes <= P; nodes++)
                 for (int map = UNIT_MAP_CYCLIC; map <= UNIT_MAP_RANDOM; map += UNIT_MAP_RANDOM - UNIT_MAP_CYCLIC)
@@ -576,7 +571,7 @@ END_TEST
 START_TEST(hierarchical_noncommutative)
 {
     for (int alg = 1; alg < braid_alg_count(COLL); alg++) {
-        if (!unit_alg_has(COLL, alg, BRAID_OPT_HIER)) continue;
+        if (!unit_alg_selected(COLL, alg) || !unit_alg_has(COLL, alg, BRAID_OPT_HIER)) continue;
         hier_setup_t h;
         memset(&h, 0, sizeof(h));
         unit_make_map(UNIT_MAP_CYCLIC, 8, 2, 0, h.key);
@@ -599,6 +594,7 @@ END_TEST
 
 int main(void)
 {
+    unit_alg_filter(COLL);
     Suite *s = suite_create("allreduce");
     tcase_add_loop_test(unit_tcase(s, "values", 300), values, 0, unit_loop_end(COLL, MAX_P));
     TCase *to = unit_tcase(s, "options", 300);

@@ -7,7 +7,7 @@
  * barrier of a round before every rank has arrived at it. Contract: no
  * bytes, and the messages of each rank against the algorithm's model
  * (all_to_all: P-1; all_to_one: P-1 at rank 0, 1 elsewhere;
- * dissemination: ceil(lg P)) per barrier; one rank sends nothing.
+ * dissemination: ceil(lg P); shm: none) per barrier; one rank sends nothing.
  */
 #include "unit_coll.h"
 
@@ -54,17 +54,24 @@ static uint64_t (*const msgs_of[BRAID_BARRIER_NALGS])(int P, int r) = {
     [BRAID_BARRIER_DISSEMINATION] = msgs_dissemination,
 };
 
-/* every barrier sends no bytes; the messages where the model is known */
+/* no bytes, and the messages of msgs_of */
 static unit_traffic_t model(const unit_run_t *R, int r)
 {
-    unit_traffic_t t = { UNIT_ANY, 0 };
-    if (R->alg < BRAID_BARRIER_NALGS && msgs_of[R->alg]) t.msgs = CALLS * msgs_of[R->alg](R->P, r);
+    unit_traffic_t t = { CALLS * msgs_of[R->alg](R->P, r), 0 };
     return t;
 }
 
+/* by registry id; every algorithm has a row (unit_contract_of) */
+static const unit_contract_t contracts[BRAID_BARRIER_NALGS] = {
+    [BRAID_BARRIER_ALL_TO_ALL] = { model, NULL, NULL },
+    [BRAID_BARRIER_ALL_TO_ONE] = { model, NULL, NULL },
+    [BRAID_BARRIER_DISSEMINATION] = { model, NULL, NULL },
+    [BRAID_BARRIER_SHM] = { unit_model_silent, NULL, NULL },
+};
+
 START_TEST(values)
 {
-    int alg = unit_loop_alg(_i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
     unit_case_t k = { .count = 0 };
     barrier_ctx_t b = { 0, 0 };
     unit_run_t *R = unit_run_new(COLL, alg, P, &k);
@@ -73,13 +80,14 @@ START_TEST(values)
     unit_check_rc(R, unit_run_exec(R), true);
     ck_assert_msg(atomic_load(&b.early) == 0, "%s: %d ranks left a barrier early", R->what,
                   atomic_load(&b.early));
-    unit_check_traffic(R, model);
+    unit_check_contract(R, contracts, BRAID_BARRIER_NALGS);
     unit_run_free(R);
 }
 END_TEST
 
 int main(void)
 {
+    unit_alg_filter(COLL);
     Suite *s = suite_create("barrier");
     tcase_add_loop_test(unit_tcase(s, "barrier", 120), values, 0, unit_loop_end(COLL, MAX_P));
     return unit_run_suite(s);

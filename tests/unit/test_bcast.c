@@ -79,13 +79,13 @@ static void bound_dbtree(const unit_run_t *R)
                   "%s: a rank sent more than S (root: 3S/2)", R->what);
 }
 
-/* by registry id; an algorithm without a row here is checked for values
- * (and for sending nothing on one rank) only */
+/* by registry id; every algorithm has a row (unit_contract_of) */
 static const unit_contract_t contracts[BRAID_BCAST_NALGS] = {
     [BRAID_BCAST_ONE_TO_ALL] = { model_one_to_all, NULL },
     [BRAID_BCAST_BINOMIAL] = { model_binomial, NULL },
     [BRAID_BCAST_SCATTER_ALLGATHER] = { model_scatter_allgather, NULL },
     [BRAID_BCAST_DBTREE] = { unit_model_dbtree, bound_dbtree },
+    [BRAID_BCAST_SHM] = { unit_model_silent, NULL, NULL },
 };
 
 static void check_case(int alg, int P, const unit_case_t *k)
@@ -107,7 +107,7 @@ static const size_t bcast_sizes[] = { 0, 1, 7, 63, 64, 1000, 4099 };
  * uneven blocks and two roots (keeps the suite fast on two cores). */
 START_TEST(values)
 {
-    int alg = unit_loop_alg(_i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
     size_t nsizes = sizeof bcast_sizes / sizeof *bcast_sizes;
     for (size_t k = 0; k < nsizes; k++) {
         if (P > 9 && k != 1 && k != nsizes - 1) continue;
@@ -120,7 +120,7 @@ END_TEST
 /* every root at small P */
 START_TEST(every_root)
 {
-    int alg = 1 + _i;
+    int alg = unit_nth_alg(COLL, _i);
     for (int P = 1; P <= 9; P++)
         for (int root = 0; root < P; root++) check_bcast(alg, P, 37, root);
 }
@@ -131,7 +131,7 @@ END_TEST
 START_TEST(chunk_sizes)
 {
     for (int alg = 1; alg < braid_alg_count(COLL); alg++)
-        if (unit_alg_has(COLL, alg, BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK))
+        if (unit_alg_selected(COLL, alg) && unit_alg_has(COLL, alg, BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK))
             unit_rooted_matrix(COLL, alg, unit_p_list[_i], check_case);
 }
 END_TEST
@@ -143,7 +143,8 @@ START_TEST(chunk_sweep)
     if (unit_in_p_list(P)) return;     /* covered by chunk_sizes */
     size_t counts[2] = { 1, 2 * (size_t)P + 3 };
     for (int alg = 1; alg < braid_alg_count(COLL); alg++) {
-        if (!unit_alg_has(COLL, alg, BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK)) continue;
+        if (!unit_alg_selected(COLL, alg) || !unit_alg_has(COLL, alg, BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK))
+            continue;
         for (int c = 0; c < 2; c++) {
             int v = (P + c) & 3;
             unit_case_t k = { .count = counts[c] * 5, .root = v & 1 ? 0 : P - 1 - P / 3 };
@@ -156,10 +157,11 @@ END_TEST
 
 int main(void)
 {
+    unit_alg_filter(COLL);
     Suite *s = suite_create("bcast");
     TCase *tv = unit_tcase(s, "values", 120);
     tcase_add_loop_test(tv, values, 0, unit_loop_end(COLL, MAX_P));
-    tcase_add_loop_test(tv, every_root, 0, braid_alg_count(COLL) - 1);
+    tcase_add_loop_test(tv, every_root, 0, unit_loop_end(COLL, 1));
     TCase *tc = unit_tcase(s, "chunks", 120);
     tcase_add_loop_test(tc, chunk_sizes, 0, UNIT_NP_LIST);
     tcase_add_loop_test(tc, chunk_sweep, 1, MAX_P + 1);

@@ -32,13 +32,6 @@
 #define MAX_P UNIT_MAX_P
 #define COLL BRAID_COLL_REDUCE_SCATTER
 
-/* The algorithms that document BRAID_ERR_UNSUPPORTED for a non-commutative
- * op, and when (the header of their file in libbraid/algo/). */
-static bool refuses_noncommutative(int alg, int P)
-{
-    return BRAID_REDUCE_SCATTER_RING == alg && P > 1;
-}
-
 static int bitrev(int v, int bits)
 {
     int r = 0;
@@ -99,11 +92,11 @@ static void bound_s(const unit_run_t *R)
     ck_assert_msg(over == 0, "%s: %d ranks sent more than S", R->what, over);
 }
 
-/* by registry id; an algorithm without a row here is checked for values
- * (and for sending nothing on one rank) only */
+/* by registry id; every algorithm has a row (unit_contract_of) */
 static const unit_contract_t contracts[BRAID_REDUCE_SCATTER_NALGS] = {
     [BRAID_REDUCE_SCATTER_RING] = { model_ring, bound_s },
     [BRAID_REDUCE_SCATTER_HALVING_DOUBLING] = { model_hd, bound_s },
+    [BRAID_REDUCE_SCATTER_SHM] = { unit_model_silent, NULL, NULL },
 };
 
 /* ---------------- one run ---------------- */
@@ -114,15 +107,14 @@ static void check_rs(int alg, int P, unit_op_kind_t kind, const size_t *rcounts,
 {
     unit_case_t k = { .kind = kind, .rcounts = rcounts, .count = count, .in_place = in_place };
     k.params.chunk_bytes = chunk_bytes;
-    bool supported = unit_op(kind).commutative || !refuses_noncommutative(alg, P);
-    unit_run_check(unit_run_new(COLL, alg, P, &k), supported, contracts, BRAID_REDUCE_SCATTER_NALGS);
+    unit_run_check(unit_run_new(COLL, alg, P, &k), true, contracts, BRAID_REDUCE_SCATTER_NALGS);
 }
 
 /* ---------------- values ---------------- */
 
 START_TEST(values)
 {
-    int alg = unit_loop_alg(_i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
     size_t uneven[MAX_P], single[MAX_P], big[MAX_P];
     for (int b = 0; b < P; b++) {
         uneven[b] = (size_t)((b * 37 + 11) % 7);          /* includes zeros */
@@ -154,7 +146,7 @@ END_TEST
 
 START_TEST(in_place)
 {
-    int alg = unit_loop_alg(_i, 9), P = 1 + unit_loop_index(_i, 9);
+    int alg = unit_loop_alg(COLL, _i, 9), P = 1 + unit_loop_index(_i, 9);
     size_t sparse[MAX_P], last[MAX_P], first[MAX_P], ramp[MAX_P];
     for (int b = 0; b < P; b++) {
         sparse[b] = b % 3 == 1 ? 1 : 0;          /* fewer elements than ranks */
@@ -181,6 +173,7 @@ END_TEST
  * fix-up when bitrev(r) != r */
 START_TEST(pow2_formula)
 {
+    if (!unit_alg_selected(COLL, BRAID_REDUCE_SCATTER_HALVING_DOUBLING)) return;
     for (int P = 2; P <= 64; P *= 2) {
         size_t count = 100;
         unit_run_t M;
@@ -203,6 +196,7 @@ END_TEST
 
 int main(void)
 {
+    unit_alg_filter(COLL);
     Suite *s = suite_create("reduce_scatter");
     TCase *tc = unit_tcase(s, "reduce_scatter", 300);
     tcase_add_loop_test(tc, values, 0, unit_loop_end(COLL, MAX_P));

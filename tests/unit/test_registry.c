@@ -17,11 +17,21 @@
  *    BRAID_OPT_TREE_CHUNK exactly on the dbtree ones, BRAID_OPT_HIER only
  *    on allreduce hierarchical; barriers read no options;
  *  - costs: never NaN; either negative (the model does not consider the
- *    algorithm) or finite, and not decreasing in the message size.
+ *    algorithm) or finite, and not decreasing in the message size;
+ *  - non-commutative ops: every row states what it does (noncomm), "no op"
+ *    exactly on the collectives that reduce nothing; braid_alg_takes_op
+ *    follows it;
+ *  - forced MPI cases: every algorithm of every collective has a case in
+ *    tests/mpi/mpi_tests.list (MPI_TESTS_LIST overrides the path) that
+ *    forces it (coll_braid_<coll>_algorithm=<name> among the MCA settings),
+ *    runs at some np >= 2, is not a FAIL case, and expects the proof that
+ *    it ran ("braid: <coll> <name> np=" among the regexes).
  */
 #include "unit_common.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const int nalgs_enum[BRAID_COLL_N] = {
@@ -158,6 +168,116 @@ START_TEST(costs)
 }
 END_TEST
 
+START_TEST(noncomm)
+{
+    braid_coll_t coll = (braid_coll_t)_i;
+    bool reduces = BRAID_COLL_ALLREDUCE == coll || BRAID_COLL_REDUCE == coll
+                || BRAID_COLL_REDUCE_SCATTER == coll;
+    for (int id = 1; id < braid_alg_count(coll); id++) {
+        const braid_algorithm_t *A = braid_algorithm(coll, id);
+        const char *c = braid_coll_name(coll);
+        ck_assert_msg(A->noncomm >= BRAID_NONCOMM_NO_OP && A->noncomm <= BRAID_NONCOMM_REFUSED_ALL_P,
+                      "%s %s: noncomm %d is none of BRAID_NONCOMM_* (say what it does with a "
+                      "non-commutative op)", c, A->name, (int)A->noncomm);
+        ck_assert_msg((BRAID_NONCOMM_NO_OP == A->noncomm) == !reduces,
+                      "%s %s: BRAID_NONCOMM_NO_OP is for the collectives that reduce nothing", c,
+                      A->name);
+        for (int P = 1; P <= 3; P++)
+            for (int exact = 0; exact < 2; exact++) {
+                ck_assert(braid_alg_takes_op(coll, id, P, true, exact));
+                bool takes = braid_alg_takes_op(coll, id, P, false, exact);
+                bool want = BRAID_NONCOMM_NO_OP == A->noncomm || BRAID_NONCOMM_KEPT == A->noncomm
+                         || (BRAID_NONCOMM_EXACT == A->noncomm && (1 == P || exact))
+                         || (BRAID_NONCOMM_REFUSED == A->noncomm && 1 == P);
+                ck_assert_msg(takes == want, "%s %s P=%d exact=%d: takes a non-commutative op: %d",
+                              c, A->name, P, exact, (int)takes);
+            }
+    }
+    ck_assert(!braid_alg_takes_op(coll, BRAID_ALG_AUTO, 2, true, true));
+    ck_assert(!braid_alg_takes_op(coll, braid_alg_count(coll), 2, true, true));
+}
+END_TEST
+
+#ifndef BRAID_SRCDIR
+#error "BRAID_SRCDIR (the source tree, for tests/mpi/mpi_tests.list) is set by Makefile.am"
+#endif
+static char *trim(char *s)
+{
+    while (' ' == *s || '\t' == *s) s++;
+    size_t n = strlen(s);
+    while (n && (' ' == s[n - 1] || '\t' == s[n - 1] || '\r' == s[n - 1] || '\n' == s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+/* some np of a list field ("1-8", "2,5", "3") is at least 2 */
+static bool np_reaches_two(const char *spec)
+{
+    for (const char *p = spec; *p; p++)
+        if (*p >= '0' && *p <= '9' && (p == spec || p[-1] < '0' || p[-1] > '9') && atoi(p) >= 2)
+            return true;
+    return false;
+}
+
+/* Does the MCA field set name=value (a whole blank-separated word)? */
+static bool sets(const char *mca, const char *kv)
+{
+    size_t n = strlen(kv);
+    for (const char *p = strstr(mca, kv); p; p = strstr(p + 1, kv))
+        if ((p == mca || ' ' == p[-1] || '\t' == p[-1]) && (' ' == p[n] || '\t' == p[n] || '\0' == p[n]))
+            return true;
+    return false;
+}
+
+START_TEST(mpi_forced_cases)
+{
+    const char *path = getenv("MPI_TESTS_LIST");
+    if (NULL == path || !*path) path = BRAID_SRCDIR "/tests/mpi/mpi_tests.list";
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(NULL != f, "cannot open %s", path);
+    int cases[BRAID_COLL_N][BRAID_MAX_ALGS];
+    memset(cases, 0, sizeof cases);
+    char line[8192];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        char *field[4] = { NULL, NULL, NULL, NULL };
+        char *p = line;
+        for (int k = 0; k < 4 && p; k++) {
+            field[k] = p;
+            p = k < 3 ? strchr(p, '|') : NULL;
+            if (p) *p++ = '\0';
+        }
+        if (NULL == field[3]) continue;
+        rows++;
+        char *np = trim(field[0]), *mca = trim(field[2]), *expect = trim(field[3]);
+        if (0 == strncmp(expect, "FAIL", 4) || !np_reaches_two(np)) continue;
+        for (int c = 0; c < BRAID_COLL_N; c++)
+            for (int id = 1; id < braid_alg_count((braid_coll_t)c); id++) {
+                char kv[128], proof[128];
+                const char *cn = braid_coll_name((braid_coll_t)c), *an = braid_alg_name((braid_coll_t)c, id);
+                snprintf(kv, sizeof kv, "coll_braid_%s_algorithm=%s", cn, an);
+                snprintf(proof, sizeof proof, "braid: %s %s np=", cn, an);
+                if (sets(mca, kv) && NULL != strstr(expect, proof)) cases[c][id]++;
+            }
+    }
+    fclose(f);
+    ck_assert_msg(rows > 0, "%s: no cases", path);
+    int missing = 0;
+    for (int c = 0; c < BRAID_COLL_N; c++)
+        for (int id = 1; id < braid_alg_count((braid_coll_t)c); id++)
+            if (0 == cases[c][id]) {
+                const char *cn = braid_coll_name((braid_coll_t)c), *an = braid_alg_name((braid_coll_t)c, id);
+                fprintf(stderr, "%s: no forced case of %s %s: add a row with np >= 2, MCA "
+                        "coll_braid_%s_algorithm=%s and the regex 'braid: %s %s np='\n", path, cn,
+                        an, cn, an, cn, an);
+                missing++;
+            }
+    ck_assert_msg(0 == missing, "%d registry algorithms have no forced MPI case in %s (listed above)",
+                  missing, path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("registry");
@@ -168,5 +288,7 @@ int main(void)
     tcase_add_test(tc, collective_names);
     tcase_add_loop_test(tc, option_keys, 0, BRAID_COLL_N);
     tcase_add_loop_test(tc, costs, 0, BRAID_COLL_N);
+    tcase_add_loop_test(tc, noncomm, 0, BRAID_COLL_N);
+    tcase_add_test(tc, mpi_forced_cases);
     return unit_run_suite(s);
 }

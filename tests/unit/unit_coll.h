@@ -28,7 +28,16 @@
  *   tcase_add_loop_test(tc, fn, 0, unit_loop_end(coll, n));
  * and take the algorithm id and an index 0..n-1 (P - 1, or a position in a
  * list of sizes) from _i with unit_loop_alg() / unit_loop_index(), so that a
- * new row of braid_registry.h is tested without touching the tests.
+ * new row of braid_registry.h is tested without touching the loops. What
+ * the tests need to know of an algorithm comes from its registry row (option
+ * keys, what it does with a non-commutative op) and from its row in the test
+ * file's contract table, which every algorithm must have: a run of an
+ * algorithm without one fails.
+ *
+ * UNIT_ALG=name[,name...] in the environment runs only those algorithms
+ * (unit_alg_filter() in main, unit_alg_selected() in the loops): a name
+ * that is no algorithm of any collective is an error listing the valid
+ * names; a test whose collective has none of the names is skipped.
  */
 #ifndef UNIT_COLL_H
 #define UNIT_COLL_H
@@ -54,9 +63,89 @@
 /* loops over the registry                                             */
 /* ------------------------------------------------------------------ */
 
-/* end of a loop test over every algorithm of coll times n indices */
-static inline int unit_loop_end(braid_coll_t coll, int n) { return (braid_alg_count(coll) - 1) * n; }
-static inline int unit_loop_alg(int i, int n) { return 1 + i / n; }
+/* Whether the comma-separated list names (a copy of) equal to name. */
+static inline bool unit_list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && 0 == strncmp(p, name, n)) return true;
+        if (NULL == end) break;
+        p = end + 1;
+    }
+    return false;
+}
+
+/* UNIT_ALG, or NULL when unset or empty (every algorithm) */
+static inline const char *unit_alg_env(void)
+{
+    const char *f = getenv("UNIT_ALG");
+    return f && *f ? f : NULL;
+}
+
+/* Whether algorithm alg of coll runs under UNIT_ALG. */
+static inline bool unit_alg_selected(braid_coll_t coll, int alg)
+{
+    const char *f = unit_alg_env();
+    return NULL == f || unit_list_has(f, braid_alg_name(coll, alg));
+}
+
+/* Check UNIT_ALG for a test of coll (call first in main): exit 99 with the
+ * valid names when a name is no algorithm of any collective, exit 77
+ * (skipped) when none of the names is one of coll's. */
+static inline void unit_alg_filter(braid_coll_t coll)
+{
+    const char *f = unit_alg_env();
+    if (NULL == f) return;
+    bool mine = false;
+    for (const char *p = f; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name - 1 ? len : sizeof name - 1), p);
+        bool known = false;
+        for (int c = 0; c < BRAID_COLL_N; c++) {
+            int id = braid_alg_lookup((braid_coll_t)c, name);
+            if (id > 0) {
+                known = true;
+                if ((braid_coll_t)c == coll) mine = true;
+            }
+        }
+        if (!known) {
+            char valid[256];
+            braid_alg_names_joined(coll, valid, sizeof valid);
+            fprintf(stderr, "UNIT_ALG=%s: '%s' is no algorithm of any collective; valid for %s: %s "
+                    "(without auto; several separated by commas)\n", f, name, braid_coll_name(coll),
+                    strncmp(valid, "auto | ", 7) ? valid : valid + 7);
+            exit(99);
+        }
+        if (NULL == end) break;
+        p = end + 1;
+    }
+    if (!mine) {
+        printf("UNIT_ALG=%s: no %s algorithm of that name; skipped\n", f, braid_coll_name(coll));
+        exit(77);
+    }
+}
+
+/* The k-th (0-based) algorithm id of coll under UNIT_ALG; 0 if none. */
+static inline int unit_nth_alg(braid_coll_t coll, int k)
+{
+    for (int alg = 1; alg < braid_alg_count(coll); alg++)
+        if (unit_alg_selected(coll, alg) && 0 == k--) return alg;
+    return 0;
+}
+
+/* end of a loop test over every algorithm of coll (under UNIT_ALG) times n
+ * indices */
+static inline int unit_loop_end(braid_coll_t coll, int n)
+{
+    int sel = 0;
+    for (int alg = 1; alg < braid_alg_count(coll); alg++) sel += unit_alg_selected(coll, alg);
+    return sel * n;
+}
+static inline int unit_loop_alg(braid_coll_t coll, int i, int n) { return unit_nth_alg(coll, i / n); }
 static inline int unit_loop_index(int i, int n) { return i % n; }
 
 static inline bool unit_alg_has(braid_coll_t coll, int alg, unsigned options)
@@ -542,18 +631,45 @@ static inline uint64_t unit_total_bytes(const unit_run_t *R)
 }
 
 /* A collective's contract for one algorithm: the messages and bytes of
- * each rank, and totals and bounds that do not depend on the model
- * (asserted by check). Either may be NULL. */
+ * each rank (model), and totals and bounds that do not depend on the model
+ * (asserted by check); or, where neither can be stated, values_only: why
+ * (and where else the algorithm's traffic is checked). Every algorithm of
+ * the registry has a row with at least one of the three. */
 typedef struct unit_contract {
     unit_model_fn_t model;
     void (*check)(const unit_run_t *R);
+    const char *values_only;
 } unit_contract_t;
+
+/* the contract of algorithms that send no message at all (the shm tier:
+ * loads and stores in the node's segment) */
+static inline unit_traffic_t unit_model_silent(const unit_run_t *R, int rank)
+{
+    (void)R;
+    (void)rank;
+    unit_traffic_t t = { 0, 0 };
+    return t;
+}
+
+/* Row alg of a test's contract table (n rows, by registry id); fails the
+ * test when the algorithm has none. */
+static inline const unit_contract_t *unit_contract_of(braid_coll_t coll, int alg,
+                                                      const unit_contract_t *table, int n)
+{
+    const unit_contract_t *c = alg > 0 && alg < n ? &table[alg] : NULL;
+    ck_assert_msg(NULL != c && (c->model || c->check || c->values_only),
+                  "%s %s has no row in the test's contract table (unit_contract_t, by registry "
+                  "id): give it a model of each rank's messages and bytes, a check of its "
+                  "bounds, or values_only with the reason", braid_coll_name(coll),
+                  braid_alg_name(coll, alg));
+    return c;
+}
 
 static inline void unit_check_contract(const unit_run_t *R, const unit_contract_t *table, int n)
 {
-    const unit_contract_t *c = R->alg < n ? &table[R->alg] : NULL;
-    unit_check_traffic(R, c ? c->model : NULL);
-    if (c && c->check) c->check(R);
+    const unit_contract_t *c = unit_contract_of(R->coll, R->alg, table, n);
+    unit_check_traffic(R, c->model);
+    if (c->check) c->check(R);
 }
 
 /* dbtree (allreduce, bcast, reduce): per tree a rank sends each chunk once
@@ -712,8 +828,6 @@ static inline void unit_hd_halving(const unit_run_t *R, int r, unit_edge_fn_t ed
     }
 }
 
-/* Execute R, check the return code (every rank BRAID_ERR_UNSUPPORTED when
- * supported is false), and when it ran the values and the contract; frees R. */
 /* reduce_scatter writes nothing of rbuf but the result block rbuf[0, mine)
  * (in place the rest of the input keeps its values, as MPI implementations
  * leave it), and nothing at all when it declines. */
@@ -728,8 +842,14 @@ static inline void unit_check_untouched(const unit_run_t *R, bool supported)
     }
 }
 
+/* Execute R and check the return code: BRAID_ERR_UNSUPPORTED on every rank
+ * when supported is false or the algorithm does not take the op (its
+ * registry row's noncomm, braid_alg_takes_op); when it ran, the values and
+ * the contract (row R->alg of table, n rows). Frees R. */
 static inline void unit_run_check(unit_run_t *R, bool supported, const unit_contract_t *table, int n)
 {
+    supported = supported && braid_alg_takes_op(R->coll, R->alg, R->P, R->args.op.commutative,
+                                                R->args.exact);
     int rc = unit_run_exec(R);
     supported = unit_shm_supported(R, supported);
     unit_check_rc(R, rc, supported);
