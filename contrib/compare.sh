@@ -105,7 +105,7 @@ braid_where=$BRAID_WHERE
 braid_info=$BRAID_INFO
 
 # algorithm names per collective: from ompi_info when braid is there, else the
-# names braid registers (selection/braid_select.c)
+# names braid registers (libbraid/braid_registry.h)
 default_algs() {
     case $1 in
         barrier) echo "all_to_all all_to_one dissemination" ;;
