@@ -12,7 +12,7 @@
  * messages, so host and device buffers mix freely across ranks.
  *
  * Without CUDA (configure --without-cuda, or no nvcc) every buffer is host
- * memory and nothing is cut into segments: braid runs as before.
+ * memory and nothing is cut into segments.
  */
 #include "coll_braid.h"
 

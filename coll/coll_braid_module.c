@@ -356,9 +356,9 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     int rc = mca_coll_braid_topo_setup(m);
     if (OMPI_SUCCESS != rc) return rc;
     /* Wire the endpoints up now rather than in the first collective, where
-     * the first message to each peer paid for ucp_ep_create (a few hundred
-     * us for the first one; README "Communicator cost and the first
-     * call"). A failure here is not fatal: the endpoint is tried again at
+     * the first message to each peer would pay for ucp_ep_create (a few
+     * hundred us for the first one; docs/BENCHMARKS.md "Communicator cost
+     * and the first call"). A failure here is not fatal: the endpoint is tried again at
      * its first message. */
     if (P > 1 && P <= c->preconnect) {
         bool connected = BRAID_OK == braid_ucx_comm_connect(m->tcomm);

@@ -22,7 +22,7 @@
  *  - allgather: recursive_doubling for small sizes, ring for large ones (the
  *    same bytes, neighbour-only traffic); P <= 3: ring (fewer steps).
  *  - P = 2 allreduce is measured (contrib/compare.sh, np=2, 5 interleaved
- *    repetitions on this machine, README "Benchmarks"): one exchange
+ *    repetitions on the 2-core machine, docs/SELECTION.md): one exchange
  *    (recursive_doubling: a plain loop of 8-byte calls took 0.31 us against
  *    bcube's 0.48 us, whose group set-up is pure overhead at P = 2) below
  *    512 B, halving_doubling to 16M, ring_chunked
@@ -31,14 +31,14 @@
  *    exchange per step) below the model's crossover with halving_doubling.
  *  - P = 64, 128, ..., 4096 allreduce come from the simulator (tools/sim,
  *    braid's own algorithm code over a two-level alpha-beta-gamma model,
- *    8 ranks per node; README "Simulator"): bcube with two groups from the
+ *    8 ranks per node; docs/SCALE.md "Simulator"): bcube with two groups from the
  *    factors of P (base=auto) for small sizes, base 4 for the middle ones,
  *    halving_doubling from 8M (64: ring_chunked from 64M). Only powers of
  *    two: for a prime P bcube is one group of P ranks, and the simulator
  *    puts it behind halving_doubling from 2K up (P = 131).
  *  - P = 4, 8 and 16, every collective: measured on a 16-core node (Xeon,
  *    one rank per core, Open MPI 4.1.4 + UCX 1.13; contrib/tune.sh -r 2,
- *    the rules files in the README's "Selection table" section), with
+ *    docs/SELECTION.md), with
  *    one-band blips of a 2-repetition run smoothed into their neighbours
  *    (bcast 8: one_to_all at 16-32K; allreduce 8: bcube at 32-64K; reduce:
  *    dbtree at 16-32K). The sizes between (3, 5-7, 9-15) keep the model's
@@ -206,14 +206,14 @@ static const char builtin_rules[] =
 
 /* Where the shared-memory tier takes over on a communicator that has a
  * segment (every rank on one node, set up after a few calls: coll/
- * coll_braid_shm.c). Measured at np=2 on the 2-core machine (README
+ * coll_braid_shm.c). Measured at np=2 on the 2-core machine (docs/BENCHMARKS.md
  * "Small messages" and "Mid-size messages"; contrib/bench/variants.sh and
  * methods.sh): through the cells shm wins every collective up to 4K
  * (reduce_scatter: 8K); above 4K per rank bcast, reduce and allgather go
  * single copy (process_vm_readv, where the node permits it) and win or tie
  * at every size measured, 8 KiB - 8 MiB, hence '*' at P <= 2.
  * P = 3..8: single copy measured at np=3, 4 and 8 on the same machine,
- * oversubscribed (README "P = 3, 4, 8"): against the message rows below
+ * oversubscribed (docs/BENCHMARKS.md "P = 3, 4, 8"): against the message rows below
  * it takes bcast from 8K (0.31-0.94x the time), reduce from 16K (0.49-0.97x;
  * the root folds alone up to P S = 2 MiB, then every rank folds a share:
  * 0.60x the message rows at P=8 and 4 MiB), allgather from 8K per rank

@@ -2,7 +2,7 @@
 # ab.sh - two builds of braid against each other and against tuned, in one
 # run, interleaved (rep 1: A, B, tuned; rep 2: ...), with braid_bench; per
 # collective and size the median over repetitions of each run's p50 latency.
-# For "did this change make braid slower?": the README's refactoring check.
+# For "does this change make braid slower?".
 #
 #   contrib/bench/ab.sh -a OLD_BUILD -b NEW_BUILD [-n NP] [-r REPS] [-c COLLS]
 #                       [-e MAX] [-t SECONDS] [-o OUT.csv]

@@ -6,7 +6,7 @@
 #   loop   back-to-back calls, slowest rank's mean       (contrib/bench/probes)
 #   osu    OSU style: each call timed, barrier after it, mean over ranks
 #   imb    IMB style: root rotating every call, no barriers, mean over ranks
-# A result is to be trusted when the methods agree (README "Benchmarks").
+# A result is to be trusted when the methods agree (docs/BENCHMARKS.md).
 #
 #   contrib/bench/methods.sh [-n NP] [-r REPS] [-e MAXBYTES] [-b BUILD_DIR] [-c COLLS]
 # Prints the load average before and after, then one markdown table:

@@ -31,7 +31,7 @@
 #include "braid_shm.h"
 
 /* Split from 3 ranks once P S reaches s->split_from (BRAID_SHM_SPLIT_FROM,
- * 2 MiB): measured (2-core machine, README "P = 3, 4, 8"), the flat root
+ * 2 MiB): measured (2-core machine, docs/BENCHMARKS.md "P = 3, 4, 8"), the flat root
  * was 0.44-0.76x split's time at P=8 from 16 to 64 KiB and 0.58-0.75x at
  * P=4 from 16 to 128 KiB, split was 0.67-0.75x flat's at P=8 from 256 KiB
  * and at P=4 from 512 KiB; at P=2 and P=3 split never won by more than

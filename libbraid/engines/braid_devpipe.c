@@ -138,8 +138,8 @@ static braid_coll_args_t segment_args(const pipe_run_t *r, size_t k)
 
 /* The buffers the job's kind needs: every rank of an allreduce or a reduce
  * has an input, every rank of an allreduce an output, every rank of a bcast
- * one or the other. A missing one (a failed device allocation) used to
- * count as "none" and the algorithm wrote through NULL. */
+ * one or the other. A missing one (a failed device allocation) must not
+ * count as "none": the algorithm would write through NULL. */
 static bool has_buffers(const braid_devpipe_job_t *j)
 {
     switch (j->kind) {

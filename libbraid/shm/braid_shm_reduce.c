@@ -17,8 +17,8 @@
  * Flat is the shorter path for small P (one synchronisation, and at P = 2
  * the root reads S either way); split spreads the reads and reductions
  * over the ranks, which is what a node with a core per rank has to spare:
- * at P = 8 and 4 MiB the flat root alone lost to a tree (README, "P = 3, 4,
- * 8"). Within a share the fold goes a chunk at a time (256 KiB: accumulator
+ * at P = 8 and 4 MiB the flat root alone loses to a tree
+ * (docs/BENCHMARKS.md, "P = 3, 4, 8"). Within a share the fold goes a chunk at a time (256 KiB: accumulator
  * and operand stay in L2) in rank order, out = v0 op (v1 op (...)), so a
  * non-commutative op keeps MPI's order and every element is computed once,
  * by one rank, with the same bits wherever it ends up.

@@ -26,8 +26,8 @@
  * Then braid's CUDA layer itself (cuda/braid_cuda.c: pointer kinds,
  * contexts, streams, copies, kernels, the pipeline through sessions) on a
  * mock CUDA driver that behaves as the real one did on the H100
- * (mock_cuda_driver.h). The tests named after a defect failed before it was
- * fixed, without a GPU.
+ * (mock_cuda_driver.h). The tests named after a failure mode reproduce it
+ * without a GPU.
  */
 #include "unit_common.h"
 #include "unit_ops.h"
@@ -566,9 +566,9 @@ static int missing_buffer_body(braid_comm_t *c, void *p)
     return braid_devpipe_run(arg[1], &dev, job);
 }
 
-/* Defect: a NULL buffer counted as "none", so a rank whose device
- * allocation had failed ran halving_doubling with rbuf NULL (the SIGSEGV in
- * test_cuda_device on the H100). The job is refused before any message. */
+/* A NULL buffer must not count as "none": a rank whose device allocation
+ * failed would run halving_doubling with rbuf NULL (a SIGSEGV in
+ * test_cuda_device on an H100). The job is refused before any message. */
 START_TEST(test_missing_buffer_refused_not_segfault)
 {
     const size_t count = 100;
@@ -696,10 +696,10 @@ static __attribute__((noinline)) void paint_stack(void)
     for (size_t i = 0; i < sizeof(junk); i++) junk[i] = 0x7f;
 }
 
-/* Defect: with no current context, context_for() read the device ordinal
- * of a pointer it never queried (uninitialised): cuDeviceGet failed with
- * "invalid device ordinal" (CUresult 101) and braid_cuda_malloc returned
- * BRAID_ERR_DEVICE (-5), as test_cuda_device did on the H100. */
+/* With no current context, context_for() must not read the device ordinal
+ * of a pointer it never queried (uninitialised): cuDeviceGet then fails with
+ * "invalid device ordinal" (CUresult 101) and braid_cuda_malloc returns
+ * BRAID_ERR_DEVICE (-5), as test_cuda_device showed on an H100. */
 START_TEST(test_no_current_context_uses_device_0)
 {
     driver_up(MCU_LAZY);
@@ -716,9 +716,9 @@ START_TEST(test_no_current_context_uses_device_0)
 }
 END_TEST
 
-/* Defect: braid retained a device's primary context on every call that
- * found no current context and never released it: the application could
- * never tear the context down. One retain per device per process now. */
+/* braid retains a device's primary context once per device per process,
+ * not on every call that finds no current context: unreleased retains
+ * would keep the application from ever tearing the context down. */
 START_TEST(test_primary_context_retained_once)
 {
     driver_up(MCU_LAZY);
@@ -741,9 +741,9 @@ START_TEST(test_primary_context_retained_once)
 }
 END_TEST
 
-/* Defect: braid_cuda_memcpy from pageable host memory returned when the
- * driver had staged the bytes, before they reached the device (cuMemcpy
- * does that); "synchronous" now means the bytes are there on return. */
+/* braid_cuda_memcpy from pageable host memory must not return when the
+ * driver has staged the bytes, before they reach the device (cuMemcpy
+ * does that): "synchronous" means the bytes are there on return. */
 START_TEST(test_memcpy_to_device_complete_on_return)
 {
     driver_up(MCU_LAZY);
@@ -818,8 +818,8 @@ START_TEST(test_reduce_kernels_through_the_driver)
 }
 END_TEST
 
-/* Defect: memory that names no context (virtual memory management, pools)
- * ran in whatever context was current, possibly another GPU's: a kernel
+/* Memory that names no context (virtual memory management, pools) must
+ * not run in whatever context is current, possibly another GPU's: a kernel
  * there cannot reach it. It runs in its own device's primary context. */
 START_TEST(test_unowned_memory_runs_on_its_device)
 {
@@ -877,12 +877,12 @@ static int drv_body(braid_comm_t *c, void *p)
     return rc;
 }
 
-/* Defect: braid's copy streams were non-blocking, so they did not wait for
- * the application's cuMemcpyHtoD, which from pageable memory returns before
- * the bytes reach the device: the root's device-to-host copy read the
- * buffer's old contents (zeros). On the H100: "bcast 4099 bytes np=2 root=1
- * on host: 4084 wrong" (a host receiver of a device root) and wrong
- * allreduce values on host/host ranks. */
+/* braid's copy streams must be blocking streams: non-blocking ones do not
+ * wait for the application's cuMemcpyHtoD, which from pageable memory
+ * returns before the bytes reach the device, so the root's device-to-host
+ * copy reads the buffer's old contents (zeros). On an H100 that gave
+ * "bcast 4099 bytes np=2 root=1 on host: 4084 wrong" (a host receiver of a
+ * device root) and wrong allreduce values on host/host ranks. */
 START_TEST(test_copies_wait_for_the_applications_upload)
 {
     driver_up(MCU_LAZY);

@@ -5,7 +5,7 @@
 #
 #   tools/devkit/make-kit.sh [BUILD_DIR]       # from the project root; BUILD_DIR default: build
 #
-# Then copy .devkit to the GPU machine and run "bash .devkit/device-run.sh [WHAT]" there (README.md).
+# Then copy .devkit to the GPU machine and run "bash .devkit/device-run.sh [WHAT]" there (docs/CUDA.md).
 # The build must be configured with CUDA (nvcc present) and have its check programs built:
 # this script runs `make -j2 check TESTS=` in BUILD_DIR for that.
 set -euo pipefail
