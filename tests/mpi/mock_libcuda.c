@@ -7,7 +7,7 @@
  * 2) whose queues run lazily (BRAID_MOCK_CUDA_MODE=random: at random
  * moments too). Device pointers fault when the host touches them, as real
  * ones do, so a device buffer that reaches a component that is not
- * CUDA-aware crashes the job here as it did on the H100.
+ * CUDA-aware crashes the job here as on an H100.
  *
  * Exported under the names CUDA 13's cuda.h binds (cuMemAlloc_v2, ...);
  * the entry points braid and mpi_cuda use, nothing more.

@@ -5,7 +5,7 @@
  * streams, events, pinned slots) over the in-process transport, P = 1..4
  * ranks (threads) sharing the GPU, host and device buffers mixed.
  *
- * Also what braid got wrong on its first GPU (an H100): allocation and
+ * Also what goes wrong on a real GPU (an H100) if mishandled: allocation and
  * copies with no current context, pinned and managed memory told apart as
  * driver 580 reports them, and the pipeline reading a buffer that the
  * application has just filled with cuMemcpyHtoD from pageable memory
@@ -138,7 +138,7 @@ START_TEST(test_kernels_match_cpu)
 END_TEST
 
 /* no current context here: braid_cuda_malloc uses device 0's primary one
- * (on the H100 it read an uninitialised ordinal and failed with -5) */
+ * (reading an uninitialised ordinal instead fails with -5 on an H100) */
 START_TEST(test_pointer_detection)
 {
     void *d = NULL;
@@ -241,7 +241,7 @@ START_TEST(test_pipeline_real_device)
                 int64_t *h = malloc(bytes);
                 unit_fill(UNIT_OP_SUM_I64, r, h, count);
                 /* a failed allocation stops here: a NULL buffer must not
-                 * reach the ranks (on the H100 one did: SIGSEGV) */
+                 * reach the ranks (on an H100 that is a SIGSEGV) */
                 if (R.in_dev[r]) {
                     ck_assert_int_eq(braid_cuda_malloc(&R.in[r], bytes), BRAID_OK);
                     ck_assert_int_eq(braid_cuda_memcpy(R.in[r], h, bytes), BRAID_OK);
@@ -278,8 +278,8 @@ END_TEST
 
 /* The application fills a device buffer with cuMemcpyHtoD from pageable
  * memory, which returns once the bytes are staged, and calls braid at once:
- * braid's copies must wait for that upload (on the H100 its non-blocking
- * streams read the old contents: mpi_cuda's wrong values). P = 1 allreduce,
+ * braid's copies must wait for that upload (non-blocking streams read the
+ * old contents on an H100: wrong values in mpi_cuda). P = 1 allreduce,
  * device in, host out: the output is the input. */
 START_TEST(test_pipeline_after_unsynchronised_upload)
 {

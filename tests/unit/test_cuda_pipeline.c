@@ -778,7 +778,7 @@ END_TEST
 
 /* braid's kernels through the driver: every (type, op) pair, against the
  * CPU kernels, inputs uploaded with braid_cuda_memcpy (no current context:
- * before the fixes every allocation failed here, as on the H100) */
+ * an uninitialised ordinal would fail every allocation here, as on an H100) */
 START_TEST(test_reduce_kernels_through_the_driver)
 {
     driver_up(MCU_RANDOM);
