@@ -12,8 +12,9 @@
  * simulator run, the cost model the built-in table was derived from, the
  * option keys an algorithm reads, and which reduction ops it takes. The
  * whole recipe for adding an algorithm (file, row, Makefile.am line, the
- * unit tests' contract row, the forced MPI case) is in docs/DESIGN.md,
- * "Adding an algorithm"; the unit tests fail until every step is done.
+ * unit test's contract row, the forced MPI case, the documents) is in
+ * docs/DESIGN.md, "Adding an algorithm"; the build or the unit tests fail
+ * until the first five steps are done.
  *
  * Row: X(COLL, coll, ID, name, options, noncomm)
  *   options: the braid_params_t fields the algorithm reads (BRAID_OPT_*),
