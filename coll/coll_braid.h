@@ -31,6 +31,7 @@
 #include "braid_devpipe.h"
 #include "braid_shm.h"
 #include "braid_shm_segment.h"
+#include "braid_fiber.h"
 
 BEGIN_C_DECLS
 
@@ -113,6 +114,36 @@ typedef struct mca_coll_braid_prev_t {
     mca_coll_base_module_t *reduce_scatter_module;
     mca_coll_base_module_reduce_scatter_block_fn_t reduce_scatter_block;
     mca_coll_base_module_t *reduce_scatter_block_module;
+    /* nonblocking and persistent: NULL when no previous module has the
+     * function (braid then installs none for it either) */
+    mca_coll_base_module_ibarrier_fn_t ibarrier;
+    mca_coll_base_module_t *ibarrier_module;
+    mca_coll_base_module_ibcast_fn_t ibcast;
+    mca_coll_base_module_t *ibcast_module;
+    mca_coll_base_module_iallreduce_fn_t iallreduce;
+    mca_coll_base_module_t *iallreduce_module;
+    mca_coll_base_module_iallgather_fn_t iallgather;
+    mca_coll_base_module_t *iallgather_module;
+    mca_coll_base_module_ireduce_fn_t ireduce;
+    mca_coll_base_module_t *ireduce_module;
+    mca_coll_base_module_ireduce_scatter_fn_t ireduce_scatter;
+    mca_coll_base_module_t *ireduce_scatter_module;
+    mca_coll_base_module_ireduce_scatter_block_fn_t ireduce_scatter_block;
+    mca_coll_base_module_t *ireduce_scatter_block_module;
+    mca_coll_base_module_barrier_init_fn_t barrier_init;
+    mca_coll_base_module_t *barrier_init_module;
+    mca_coll_base_module_bcast_init_fn_t bcast_init;
+    mca_coll_base_module_t *bcast_init_module;
+    mca_coll_base_module_allreduce_init_fn_t allreduce_init;
+    mca_coll_base_module_t *allreduce_init_module;
+    mca_coll_base_module_allgather_init_fn_t allgather_init;
+    mca_coll_base_module_t *allgather_init_module;
+    mca_coll_base_module_reduce_init_fn_t reduce_init;
+    mca_coll_base_module_t *reduce_init_module;
+    mca_coll_base_module_reduce_scatter_init_fn_t reduce_scatter_init;
+    mca_coll_base_module_t *reduce_scatter_init_module;
+    mca_coll_base_module_reduce_scatter_block_init_fn_t reduce_scatter_block_init;
+    mca_coll_base_module_t *reduce_scatter_block_init_module;
 } mca_coll_braid_prev_t;
 
 typedef struct mca_coll_braid_module_t {
@@ -149,6 +180,9 @@ typedef struct mca_coll_braid_module_t {
      * nodes: the hierarchical allreduce's phases) */
     unsigned shm_calls;
     bool shm_tried;
+    /* calls on the segment run in call order (coll_braid_dispatch.c):
+     * the next ticket to hand out and the one whose turn it is */
+    unsigned shm_ticket, shm_serving;
     braid_shm_t shm;
     braid_shm_segment_t shm_seg;
 } mca_coll_braid_module_t;
@@ -179,6 +213,58 @@ int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
 int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+
+/* nonblocking and persistent entry points (coll_braid_nbc.c) */
+int mca_coll_braid_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *module);
+int mca_coll_braid_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                          struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *module);
+int mca_coll_braid_iallreduce(const void *sbuf, void *rbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, ompi_request_t **request,
+                              mca_coll_base_module_t *module);
+int mca_coll_braid_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                           ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_braid_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                              struct ompi_communicator_t *comm, ompi_request_t **request,
+                              mca_coll_base_module_t *module);
+int mca_coll_braid_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                         struct ompi_communicator_t *comm,
+                                         ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_braid_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm, ompi_request_t **request,
+                                   mca_coll_base_module_t *module);
+int mca_coll_braid_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_braid_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_braid_allreduce_init(const void *sbuf, void *rbuf, int count,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                  ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_braid_reduce_init(const void *sbuf, void *rbuf, int count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                               ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_braid_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                  struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                  ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_braid_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
+                                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                             struct ompi_communicator_t *comm,
+                                             struct ompi_info_t *info, ompi_request_t **request,
+                                             mca_coll_base_module_t *module);
+int mca_coll_braid_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                       ompi_request_t **request, mca_coll_base_module_t *module);
 
 void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op op);
 /* the binding for (dtype, op), from m's cache when it can be */
@@ -279,6 +365,43 @@ void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m);
  * algorithms use it: the dispatch's fit_shm) */
 bool mca_coll_braid_shm_ok(const mca_coll_braid_module_t *m, size_t bytes);
 void mca_coll_braid_shm_release(mca_coll_braid_module_t *m);
+
+/* nonblocking and persistent collectives (coll_braid_nbc.c): each runs the
+ * blocking entry point above on a fiber of its own (braid_fiber.h). What
+ * a blocking call keeps per communicator, a request keeps for itself while
+ * it runs on its fiber; these give the glue the right one. */
+typedef struct mca_coll_braid_request mca_coll_braid_request_t;
+/* the request whose fiber this thread runs now; NULL in a blocking call */
+mca_coll_braid_request_t *mca_coll_braid_request_current(void);
+/* scratch: the request's own, else the communicator's */
+braid_scratch_t *mca_coll_braid_scratch(mca_coll_braid_module_t *m);
+/* n size_t of workspace (MPI_Reduce_scatter's counts: slot 0; node-order
+ * reduce-scatter counts: slot 1): the request's own, else the
+ * communicator's; NULL when out of memory */
+size_t *mca_coll_braid_counts(mca_coll_braid_module_t *m, int slot, size_t n);
+/* where the hierarchical allreduce's bound phases live during the call */
+braid_hier_t *mca_coll_braid_hier_slot(mca_coll_braid_module_t *m);
+/* the name the trace gives the call: "allreduce", "iallreduce", "allreduce_init" */
+const char *mca_coll_braid_trace_name(braid_coll_t coll, char *buf, size_t len);
+/* The sequence number of the call being dispatched (advances the
+ * communicator's, or the persistent request's own), bound to the fiber. */
+void mca_coll_braid_call_seq(mca_coll_braid_module_t *m);
+/* a persistent request: chosen without the shared-memory tier (ranks may
+ * start persistent requests in different orders; the tier numbers calls) */
+bool mca_coll_braid_call_no_shm(void);
+/* The entry point is about to hand the call to the previous module's
+ * blocking function: true when it should instead return at once because
+ * the nonblocking request will hand the whole call to the previous
+ * module's nonblocking function (first run on the poster's thread, the
+ * user's own buffers). */
+bool mca_coll_braid_hand_on_nonblocking(void);
+/* the progress of outstanding nonblocking and persistent requests */
+int mca_coll_braid_nbc_progress(void);
+bool mca_coll_braid_nbc_outstanding(void);
+/* install the nonblocking and persistent entry points the previous modules
+ * back (module enable) */
+void mca_coll_braid_nbc_install(mca_coll_braid_module_t *m);
+void mca_coll_braid_nbc_fini(void);
 
 /* helpers shared by the glue */
 int mca_coll_braid_to_mpi_error(int braid_rc);

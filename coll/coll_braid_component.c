@@ -330,6 +330,7 @@ static int braid_close(void)
         opal_progress_unregister(mca_coll_braid_progress);
         c->progress_registered = false;
     }
+    mca_coll_braid_nbc_fini();
     braid_ucx_finalize();
     c->transport_ready = false;
     free(c->node_key);
@@ -359,7 +360,9 @@ int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_thre
 
 int mca_coll_braid_progress(void)
 {
-    return braid_ucx_progress();
+    int n = braid_ucx_progress();
+    if (mca_coll_braid_nbc_outstanding()) n += mca_coll_braid_nbc_progress();
+    return n;
 }
 
 void mca_coll_braid_log(int level, const char *fmt, ...)

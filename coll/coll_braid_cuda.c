@@ -257,6 +257,7 @@ int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc)
 int mca_coll_braid_prev_allreduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
                                   int count, MPI_Datatype dtype, MPI_Op op)
 {
+    if (mca_coll_braid_hand_on_nonblocking()) return MPI_SUCCESS;
     size_t n = count > 0 ? (size_t)count : 0;
     mca_coll_braid_host_copies_t *hc;
     int rc = mca_coll_braid_host_copies_open(&hc, &sbuf, n, dtype, &rbuf, n, dtype, true);
@@ -268,6 +269,7 @@ int mca_coll_braid_prev_allreduce(mca_coll_braid_module_t *m, const void *sbuf, 
 int mca_coll_braid_prev_reduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
                                int count, MPI_Datatype dtype, MPI_Op op, int root)
 {
+    if (mca_coll_braid_hand_on_nonblocking()) return MPI_SUCCESS;
     size_t n = count > 0 ? (size_t)count : 0;
     bool is_root = m->bcomm.rank == root;
     mca_coll_braid_host_copies_t *hc;

@@ -22,6 +22,7 @@
 
 #include <string.h>
 
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 
 static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
@@ -53,6 +54,8 @@ static braid_choice_t select_for(braid_coll_t coll, int size, size_t bytes, int 
 
 braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes)
 {
+    if (mca_coll_braid_call_no_shm())
+        return select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll], false);
     if (m->choice_cache[coll].valid && m->choice_cache[coll].bytes == bytes)
         return m->choice_cache[coll].choice;
     braid_choice_t ch = select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll],
@@ -67,11 +70,13 @@ bool mca_coll_braid_call_init(mca_coll_braid_module_t *m, mca_coll_braid_call_t 
                               braid_coll_t coll, size_t bytes)
 {
     memset(call, 0, sizeof(*call));
-    mca_coll_braid_shm_tick(m);
+    /* the segment is set up at a blocking call (a collective of its own,
+     * over the previous module): nonblocking calls are not counted */
+    if (NULL == mca_coll_braid_request_current()) mca_coll_braid_shm_tick(m);
     call->coll = coll;
     call->bytes = bytes;
     call->choice = mca_coll_braid_choose(m, coll, bytes);
-    call->args.scratch = &m->scratch;
+    call->args.scratch = mca_coll_braid_scratch(m);
     call->args.params = call->choice.params;
     return NULL != braid_algorithm(coll, call->choice.alg);
 }
@@ -98,8 +103,9 @@ void mca_coll_braid_call_buffers(mca_coll_braid_call_t *call, braid_devpipe_kind
 static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_bytes)
 {
     const mca_coll_braid_component_t *c = cmp();
+    bool no_shm = mca_coll_braid_call_no_shm();
     if (m->hier_cache.valid && m->hier_cache.bytes == bytes &&
-        m->hier_cache.buffer_bytes == buffer_bytes)
+        m->hier_cache.buffer_bytes == buffer_bytes && !no_shm)
         return BRAID_OK;
     if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return BRAID_ERR_NOMEM;
     int local = m->node_view.comm.size, nodes = m->leader_view.comm.size;
@@ -107,7 +113,7 @@ static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_byt
      * buffers' bytes (count x extent: what the shm algorithms copy, more
      * than the selection size for a type with holes) fit a slot - the test
      * the shm algorithms make, so no node refuses a phase its leader runs */
-    bool node_shm = NULL != braid_shm_of(&m->node_view.comm, buffer_bytes);
+    bool node_shm = !no_shm && NULL != braid_shm_of(&m->node_view.comm, buffer_bytes);
     braid_choice_t r = select_for(BRAID_COLL_REDUCE, local, bytes,
                                   c->forced_algorithm[BRAID_COLL_REDUCE], node_shm);
     braid_choice_t l = select_for(BRAID_COLL_ALLREDUCE, nodes, bytes, BRAID_ALG_AUTO, false);
@@ -124,7 +130,7 @@ static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_byt
     h->node_reduce_params = r.params;
     h->leaders_params = l.params;
     h->node_bcast_params = b.params;
-    m->hier_cache.valid = true;
+    m->hier_cache.valid = !no_shm;   /* a persistent request's phases are not cached */
     m->hier_cache.bytes = bytes;
     m->hier_cache.buffer_bytes = buffer_bytes;
     if (c->verbose >= 20 && 0 == m->bcomm.rank)
@@ -143,8 +149,10 @@ static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_byt
 static void trace(const mca_coll_braid_module_t *m, const mca_coll_braid_call_t *call,
                   const char *alg)
 {
+    char name[40];
     if (cmp()->verbose >= 20 && 0 == m->bcomm.rank)
-        opal_output(0, "braid: %s %s np=%d bytes=%zu", braid_coll_name(call->coll), alg,
+        opal_output(0, "braid: %s %s np=%d bytes=%zu",
+                    mca_coll_braid_trace_name(call->coll, name, sizeof(name)), alg,
                     m->bcomm.size, call->bytes);
 }
 
@@ -164,14 +172,16 @@ static int run_block_view(mca_coll_braid_module_t *m, const mca_coll_braid_call_
 {
     const braid_coll_args_t *a = &call->args;
     int P = m->bcomm.size;
+    braid_scratch_t *scratch = mca_coll_braid_scratch(m);
     if (BRAID_COLL_ALLGATHER == call->coll) {
-        char *tmp = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_IN, (size_t)P * a->count);
+        char *tmp = braid_scratch_get(scratch, BRAID_SCRATCH_GLUE_IN, (size_t)P * a->count);
         if (NULL == tmp) return BRAID_ERR_NOMEM;
         return braid_view_allgather(&m->topo_view, fn, a, a->count, tmp);
     }
-    char *tmp = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT, rs_total(a, P) * a->esize);
-    if (NULL == tmp) return BRAID_ERR_NOMEM;
-    return braid_view_reduce_scatter(&m->topo_view, fn, a, tmp, m->topo_counts);
+    char *tmp = braid_scratch_get(scratch, BRAID_SCRATCH_GLUE_OUT, rs_total(a, P) * a->esize);
+    size_t *counts = mca_coll_braid_counts(m, 1, 2 * (size_t)P + 1);
+    if (NULL == tmp || NULL == counts) return BRAID_ERR_NOMEM;
+    return braid_view_reduce_scatter(&m->topo_view, fn, a, tmp, counts);
 }
 
 static int run_on_view(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
@@ -207,14 +217,45 @@ static const braid_algorithm_t *fit_shm(mca_coll_braid_module_t *m, mca_coll_bra
 {
     const braid_coll_args_t *a = &call->args;
     size_t elems = BRAID_COLL_REDUCE_SCATTER == call->coll ? rs_total(a, m->bcomm.size) : a->count;
-    if (!(alg->options & BRAID_OPT_SHM) || NULL != braid_shm_of(&m->bcomm, elems * a->esize))
-        return alg;
-    if ((alg->options & BRAID_OPT_SHM_DIRECT) && NULL != braid_shm_direct(&m->bcomm, elems * a->esize))
-        return alg;
+    if (!(alg->options & BRAID_OPT_SHM)) return alg;
+    if (!mca_coll_braid_call_no_shm()) {
+        if (NULL != braid_shm_of(&m->bcomm, elems * a->esize)) return alg;
+        if ((alg->options & BRAID_OPT_SHM_DIRECT) &&
+            NULL != braid_shm_direct(&m->bcomm, elems * a->esize))
+            return alg;
+    }
     call->choice = select_for(call->coll, m->bcomm.size, call->bytes,
                               cmp()->forced_algorithm[call->coll], false);
     call->args.params = call->choice.params;
     return braid_algorithm(call->coll, call->choice.alg);
+}
+
+/* The shm tier numbers calls in call order and expects each rank to finish
+ * them in that order (a rank's done flag covers every earlier call). A
+ * nonblocking call may be overtaken by a later one on another fiber, so
+ * calls that use the segment run one at a time, in the order they were
+ * made: each takes a ticket when dispatched (in call order: a nonblocking
+ * call is dispatched on the poster's thread) and waits for its turn - a
+ * fiber by yielding, a blocking call by progressing the fibers ahead. */
+static bool uses_segment(const mca_coll_braid_module_t *m, const braid_algorithm_t *alg)
+{
+    return (alg->options & BRAID_OPT_SHM) ||
+           ((alg->options & BRAID_OPT_HIER) && NULL != m->node_view.comm.shm);
+}
+
+static unsigned shm_turn_take(mca_coll_braid_module_t *m)
+{
+    unsigned t = __atomic_fetch_add(&m->shm_ticket, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&m->shm_serving, __ATOMIC_ACQUIRE) != t) {
+        if (NULL != braid_fiber_self()) braid_fiber_yield();
+        else opal_progress();
+    }
+    return t;
+}
+
+static void shm_turn_give(mca_coll_braid_module_t *m)
+{
+    __atomic_fetch_add(&m->shm_serving, 1, __ATOMIC_ACQ_REL);
 }
 
 int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call)
@@ -226,11 +267,14 @@ int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *c
     if (alg->options & BRAID_OPT_HIER) {
         int rc = bind_hier(m, call->bytes, call->args.count * call->args.esize);
         if (BRAID_OK != rc) return rc;
-        call->args.hier = &m->hier_cache.h;
+        call->args.hier = mca_coll_braid_hier_slot(m);
     }
     trace(m, call, alg->name);
-    braid_ucx_comm_begin(m->tcomm);
+    mca_coll_braid_call_seq(m);
+    bool turn = uses_segment(m, alg);
+    if (turn) shm_turn_take(m);
     int rc = run_on_view(m, call, alg);
+    if (turn) shm_turn_give(m);
     if (BRAID_OK != rc && BRAID_ERR_UNSUPPORTED != rc)
         opal_output_verbose(1, cmp()->output, "braid: %s %s on %s failed (braid code %d)",
                             braid_coll_name(call->coll), alg->name, m->comm->c_name, rc);

@@ -21,7 +21,8 @@ int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_base_modul
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     mca_coll_braid_call_t call;
     if (!mca_coll_braid_call_init(m, &call, BRAID_COLL_BARRIER, 0))
-        return m->prev.barrier(comm, m->prev.barrier_module);
+        return mca_coll_braid_hand_on_nonblocking() ? MPI_SUCCESS
+                                                    : m->prev.barrier(comm, m->prev.barrier_module);
     return mca_coll_braid_to_mpi_error(mca_coll_braid_dispatch(m, &call));
 }
 
@@ -37,6 +38,7 @@ int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     if (0 == bytes) return MPI_SUCCESS;
     mca_coll_braid_call_t call;
     if (!mca_coll_braid_call_init(m, &call, BRAID_COLL_BCAST, bytes)) {
+        if (mca_coll_braid_hand_on_nonblocking()) return MPI_SUCCESS;
         /* the previous module gets host copies of a device buffer */
         const void *none = NULL;
         mca_coll_braid_host_copies_t *hc;
@@ -70,7 +72,7 @@ int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, in
         mca_coll_braid_shadow_finish(shadow, false);
         return MPI_ERR_NO_MEM;
     }
-    char *packed = braid_scratch_get(&m->scratch, 0, bytes);
+    char *packed = braid_scratch_get(mca_coll_braid_scratch(m), 0, bytes);
     int rc = NULL == packed ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     if (MPI_SUCCESS == rc && is_root &&
         OMPI_SUCCESS != mca_coll_braid_pack(ubuf, (size_t)count, dtype, packed, bytes))
@@ -108,12 +110,13 @@ static int allgather_host(const void *sbuf, int scount, struct ompi_datatype_t *
     if (0 == block) return MPI_SUCCESS;
     mca_coll_braid_call_t call;
     if (!mca_coll_braid_call_init(m, &call, BRAID_COLL_ALLGATHER, block))
-        return m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+        return mca_coll_braid_hand_on_nonblocking() ? MPI_SUCCESS : m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                  m->prev.allgather_module);
 
     bool contiguous = mca_coll_braid_is_contiguous(rdtype, rn * (size_t)P);
     char *base = contiguous ? mca_coll_braid_contig_base(rbuf, rdtype)
-                            : braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT, block * (size_t)P);
+                            : braid_scratch_get(mca_coll_braid_scratch(m), BRAID_SCRATCH_GLUE_OUT,
+                                                block * (size_t)P);
     if (NULL == base) return MPI_ERR_NO_MEM;
     char *mine = base + (size_t)rank * block;
     int rc = OMPI_SUCCESS;

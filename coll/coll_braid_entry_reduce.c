@@ -67,7 +67,7 @@ static size_t span_bytes(const layout_t *l, size_t count)
 static void *stage_in(mca_coll_braid_module_t *m, int slot, const layout_t *l, const void *in,
                       size_t count, bool in_dev)
 {
-    char *base = braid_scratch_get(&m->scratch, slot, count * l->extent + 64);
+    char *base = braid_scratch_get(mca_coll_braid_scratch(m), slot, count * l->extent + 64);
     if (NULL == base) return NULL;
     if (NULL != in && count > 0 &&
         BRAID_OK != mca_coll_braid_copy(base + l->true_lb, (const char *)in + l->true_lb,
@@ -85,7 +85,7 @@ static int stage_out(mca_coll_braid_module_t *m, MPI_Datatype dtype, size_t coun
     layout_t l = classify(dtype, count);
     size_t span = span_bytes(&l, count);
     if (out_dev) {
-        dst = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT, count * l.extent + 64);
+        dst = braid_scratch_get(mca_coll_braid_scratch(m), BRAID_SCRATCH_GLUE_OUT, count * l.extent + 64);
         if (NULL == dst) return MPI_ERR_NO_MEM;
         if (BRAID_OK != mca_coll_braid_copy(dst + l.true_lb, (char *)userbuf + l.true_lb, span, true))
             return MPI_ERR_OTHER;
@@ -260,6 +260,8 @@ static int reduce_scatter_entry(mca_coll_braid_module_t *m, const void *sbuf, vo
         int brc = reduce_scatter_common(m, sbuf, rbuf, count, rcounts, total, dtype, op);
         if (BRAID_ERR_UNSUPPORTED != brc)
             rc = mca_coll_braid_to_mpi_error(brc);
+        else if (mca_coll_braid_hand_on_nonblocking())
+            rc = MPI_SUCCESS;
         else if (NULL == rcounts_int)
             rc = m->prev.reduce_scatter_block(sbuf, rbuf, (int)count, dtype, op, m->comm,
                                               m->prev.reduce_scatter_block_module);
@@ -289,13 +291,14 @@ int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     size_t total = 0;
     (void)comm;
-    /* made by the communicator's first MPI_Reduce_scatter (a failure is
-     * what a failed scratch allocation is: MPI_ERR_NO_MEM) */
-    if (NULL == m->rcounts && NULL == (m->rcounts = malloc((size_t)m->bcomm.size * sizeof(size_t))))
-        return MPI_ERR_NO_MEM;
+    /* made by the communicator's (or the request's) first
+     * MPI_Reduce_scatter (a failure is what a failed scratch allocation
+     * is: MPI_ERR_NO_MEM) */
+    size_t *counts = mca_coll_braid_counts(m, 0, (size_t)m->bcomm.size);
+    if (NULL == counts) return MPI_ERR_NO_MEM;
     for (int i = 0; i < m->bcomm.size; i++) {
-        m->rcounts[i] = rcounts[i] > 0 ? (size_t)rcounts[i] : 0;
-        total += m->rcounts[i];
+        counts[i] = rcounts[i] > 0 ? (size_t)rcounts[i] : 0;
+        total += counts[i];
     }
-    return reduce_scatter_entry(m, sbuf, rbuf, 0, m->rcounts, rcounts, total, dtype, op);
+    return reduce_scatter_entry(m, sbuf, rbuf, 0, counts, rcounts, total, dtype, op);
 }

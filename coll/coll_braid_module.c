@@ -41,6 +41,7 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     memset(&m->hier_cache, 0, sizeof(m->hier_cache));
     m->shm_calls = 0;
     m->shm_tried = false;
+    m->shm_ticket = m->shm_serving = 0;
     memset(&m->shm, 0, sizeof(m->shm));
     memset(&m->shm_seg, 0, sizeof(m->shm_seg));
 }
@@ -63,6 +64,20 @@ static void release_prev(mca_coll_braid_module_t *m)
     RELEASE_PREV(m, reduce);
     RELEASE_PREV(m, reduce_scatter);
     RELEASE_PREV(m, reduce_scatter_block);
+    RELEASE_PREV(m, ibarrier);
+    RELEASE_PREV(m, ibcast);
+    RELEASE_PREV(m, iallreduce);
+    RELEASE_PREV(m, iallgather);
+    RELEASE_PREV(m, ireduce);
+    RELEASE_PREV(m, ireduce_scatter);
+    RELEASE_PREV(m, ireduce_scatter_block);
+    RELEASE_PREV(m, barrier_init);
+    RELEASE_PREV(m, bcast_init);
+    RELEASE_PREV(m, allreduce_init);
+    RELEASE_PREV(m, allgather_init);
+    RELEASE_PREV(m, reduce_init);
+    RELEASE_PREV(m, reduce_scatter_init);
+    RELEASE_PREV(m, reduce_scatter_block_init);
 }
 
 static void braid_module_destruct(mca_coll_braid_module_t *m)
@@ -332,6 +347,8 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
         return OMPI_ERROR;
     }
     m->comm = comm;
+    /* nonblocking and persistent: braid's where a previous module backs them */
+    mca_coll_braid_nbc_install(m);
 
     if (comm == &ompi_mpi_comm_world.comm && !c->transport_ready) {
         int rc = bootstrap_transport(m, comm);

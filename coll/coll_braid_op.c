@@ -138,6 +138,12 @@ void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op o
 const mca_coll_braid_op_t *mca_coll_braid_op_get(mca_coll_braid_module_t *m, MPI_Datatype dtype,
                                                  MPI_Op op, mca_coll_braid_op_t *storage)
 {
+    /* a nonblocking call keeps its binding on its fiber's stack: a later
+     * call may rebind the communicator's cache while it runs */
+    if (NULL != mca_coll_braid_request_current()) {
+        mca_coll_braid_op_bind(storage, dtype, op);
+        return storage;
+    }
     if (m->op_cache_valid && m->op_cache.dtype == dtype && m->op_cache.op == op)
         return &m->op_cache;
     mca_coll_braid_op_bind(storage, dtype, op);

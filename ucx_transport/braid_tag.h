@@ -9,7 +9,10 @@
  *  - comm id: Open MPI's context id of the communicator, identical on every
  *    rank; communicators whose id does not fit are left to other components.
  *  - seq: the collective's sequence number on that communicator, so that
- *    consecutive collectives never match each other's messages.
+ *    consecutive collectives never match each other's messages. Its top
+ *    bit splits it: calls (blocking and nonblocking) count in the lower
+ *    half, in call order; persistent requests take a number from the
+ *    upper half when they are made and keep it for every start.
  *  - step: the algorithm's step, folded modulo 2^12.
  *  - source: the sender's rank in the communicator, so that a receive matches
  *    one peer only.
@@ -32,6 +35,10 @@
 #define BRAID_TAG_CID_SHIFT (BRAID_TAG_SEQ_SHIFT + BRAID_TAG_SEQ_BITS)
 
 #define BRAID_TAG_FIELD_MASK(bits) ((uint64_t)((1ull << (bits)) - 1))
+
+/* the two halves of the seq field */
+#define BRAID_TAG_SEQ_PERSISTENT (1u << (BRAID_TAG_SEQ_BITS - 1))
+#define BRAID_TAG_SEQ_CALL_MASK (BRAID_TAG_SEQ_PERSISTENT - 1u)
 
 #define BRAID_TAG_MAX_CID BRAID_TAG_FIELD_MASK(BRAID_TAG_CID_BITS)
 #define BRAID_TAG_MAX_RANKS (1u << BRAID_TAG_SRC_BITS)

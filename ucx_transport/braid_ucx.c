@@ -19,6 +19,7 @@
  */
 #include "braid_ucx.h"
 #include "braid_tag.h"
+#include "braid_fiber.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -93,7 +94,8 @@ braid_ucx_counters_t *braid_ucx_counters(void) { return &counters; }
 
 struct braid_ucx_comm {
     uint32_t cid;
-    uint32_t seq;
+    uint32_t seq;        /* the last collective's, in the lower half of the seq field */
+    uint32_t pseq;       /* persistent requests made, numbered in the upper half */
     int rank;
     int size;
     int proc_index[];    /* size entries, in the same allocation */
@@ -386,6 +388,7 @@ braid_ucx_comm_t *braid_ucx_comm_create(uint32_t cid, int rank, int size, const 
     else memset(c->proc_index, 0, (size_t)size * sizeof(int));
     c->cid = cid;
     c->seq = 0;
+    c->pseq = 0;
     c->rank = rank;
     c->size = size;
     return c;
@@ -416,7 +419,27 @@ int braid_ucx_comm_connect(braid_ucx_comm_t *c)
     return rc;
 }
 
-void braid_ucx_comm_begin(braid_ucx_comm_t *c) { c->seq++; }
+uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c)
+{
+    c->seq = (c->seq + 1) & BRAID_TAG_SEQ_CALL_MASK;
+    return c->seq;
+}
+
+uint32_t braid_ucx_comm_persistent_seq(braid_ucx_comm_t *c)
+{
+    uint32_t s = BRAID_TAG_SEQ_PERSISTENT | (c->pseq & BRAID_TAG_SEQ_CALL_MASK);
+    c->pseq++;
+    return s;
+}
+
+/* The sequence number this rank's messages carry now: a fiber's own (a
+ * nonblocking or persistent collective, braid_fiber.h), else the last
+ * blocking collective's. */
+static inline uint32_t current_seq(const braid_ucx_comm_t *c)
+{
+    braid_fiber_t *f = braid_fiber_self();
+    return NULL != f ? braid_fiber_seq(f) : c->seq;
+}
 
 static int ucx_isend(void *state, int peer, braid_step_t step,
                      const void *buf, size_t len, braid_req_t *req)
@@ -430,7 +453,7 @@ static int ucx_isend(void *state, int peer, braid_step_t step,
     count_send(proc, len);
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
-    uint64_t tag = braid_tag_make(c->cid, c->seq, braid_tag_fold_step(step), (uint32_t)c->rank);
+    uint64_t tag = braid_tag_make(c->cid, current_seq(c), braid_tag_fold_step(step), (uint32_t)c->rank);
     worker_enter();
     ucs_status_ptr_t r = ucp_tag_send_nbx(ep, buf, len, tag, &p);
     worker_leave();
@@ -451,7 +474,7 @@ static int ucx_irecv(void *state, int peer, braid_step_t step,
     if (peer < 0 || peer >= c->size) return BRAID_ERR_ARG;
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
-    uint64_t tag = braid_tag_make(c->cid, c->seq, braid_tag_fold_step(step), (uint32_t)peer);
+    uint64_t tag = braid_tag_make(c->cid, current_seq(c), braid_tag_fold_step(step), (uint32_t)peer);
     worker_enter();
     ucs_status_ptr_t r = ucp_tag_recv_nbx(g.worker, buf, len, tag, BRAID_TAG_FULL_MASK, &p);
     worker_leave();
@@ -464,10 +487,40 @@ static int ucx_irecv(void *state, int peer, braid_step_t step,
     return BRAID_OK;
 }
 
+/* On a fiber: progress the worker once, complete what is done, and give
+ * the thread back while anything is left (the fiber's resumer polls). */
+static int fiber_waitall(int n, braid_req_t *reqs)
+{
+    int rc = BRAID_OK;
+    for (;;) {
+        bool pending = false;
+        worker_enter();
+        ucp_worker_progress(g.worker);
+        for (int i = 0; i < n; i++) {
+            if (NULL == reqs[i]) continue;
+            ucs_status_t st = ucp_request_check_status(reqs[i]);
+            if (UCS_INPROGRESS == st) {
+                pending = true;
+                continue;
+            }
+            ucp_request_free(reqs[i]);
+            reqs[i] = NULL;
+            if (UCS_OK != st) {
+                log_msg(1, "ucp request failed: %s", ucs_status_string(st));
+                rc = BRAID_ERR_TRANSPORT;
+            }
+        }
+        worker_leave();
+        if (!pending) return rc;
+        braid_fiber_yield();
+    }
+}
+
 static int ucx_waitall(void *state, int n, braid_req_t *reqs)
 {
     (void)state;
     int rc = BRAID_OK;
+    if (NULL != braid_fiber_self()) return fiber_waitall(n, reqs);
     if (g.mt) __atomic_fetch_add(&waiters, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < n; i++) {
         if (NULL == reqs[i]) continue;

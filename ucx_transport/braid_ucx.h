@@ -115,8 +115,17 @@ void braid_ucx_comm_destroy(braid_ucx_comm_t *c);
  * is tried again at its first use, which then fails the collective). */
 int braid_ucx_comm_connect(braid_ucx_comm_t *c);
 
-/* Start a new collective on this communicator (advances the sequence). */
-void braid_ucx_comm_begin(braid_ucx_comm_t *c);
+/* Start a new collective on this communicator: advances the sequence and
+ * returns it (blocking and nonblocking calls share it, in call order,
+ * which MPI makes the same on every rank). Messages sent from a fiber
+ * carry the fiber's sequence number (braid_fiber_set_seq) instead. */
+uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c);
+
+/* The sequence number of a new persistent collective, from a space of its
+ * own (braid_tag.h): fixed at init, used by every start, so starts match
+ * whatever ran in between and in whatever order ranks start different
+ * requests. */
+uint32_t braid_ucx_comm_persistent_seq(braid_ucx_comm_t *c);
 
 /* Bind an algorithm's view of the communicator to this transport. */
 void braid_ucx_comm_bind(braid_ucx_comm_t *c, braid_comm_t *out);

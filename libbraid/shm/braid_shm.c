@@ -3,6 +3,7 @@
  * protocol (braid_shm.h says what the flags mean and why the cells rotate).
  */
 #include "braid_shm.h"
+#include "braid_fiber.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -91,6 +92,11 @@ static void wait_turn(braid_shm_t *s, unsigned *turn)
 {
     unsigned t = ++*turn;
     s->waits++;
+    /* a nonblocking collective (braid_fiber.h): its resumer polls */
+    if (NULL != braid_fiber_self()) {
+        braid_fiber_yield();
+        return;
+    }
     if (0 == (t & 255) && s->idle) s->idle(s->idle_arg);
     if (s->yield && t > SHM_SPIN_OVERSUBSCRIBED) {
         sched_yield();

@@ -1,0 +1,80 @@
+/*
+ * braid_fiber.h - fibers: an algorithm run on a stack of its own, so that
+ * a blocking algorithm becomes a nonblocking collective without being
+ * rewritten.
+ *
+ * An algorithm's only blocking points are its transport's waitall and the
+ * shared-memory tier's flag waits. Run on a fiber, those waits test once
+ * and, when not done, give the thread back (braid_fiber_yield); whoever
+ * drives progress resumes the fiber later (braid_fiber_resume), on any
+ * thread, and the wait tests again. Between two resumes the fiber's stack
+ * holds the algorithm's whole state - loop counters, pointers, the request
+ * array - exactly as the straight-line code left it.
+ *
+ * Cost: a switch is _setjmp + _longjmp (no system call: no signal mask is
+ * saved); a fiber's stack is mapped once and reused by every later job
+ * (a fiber is a loop: run a job, report done, wait for the next), so a
+ * nonblocking call in steady state allocates nothing and makes no system
+ * call. The stack is BRAID_FIBER_STACK bytes of MAP_NORESERVE memory with
+ * a guard page below it: only the pages an algorithm touches are backed.
+ *
+ * One fiber runs on one thread at a time; the caller keeps two threads
+ * from resuming the same fiber (the component resumes under its progress
+ * lock). A fiber may be resumed from another fiber's stack (a nested
+ * progress): it returns there when it yields.
+ *
+ * Pure C: no Open MPI, no UCX.
+ */
+#ifndef BRAID_FIBER_H
+#define BRAID_FIBER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BRAID_FIBER_STACK ((size_t)1 << 20)
+
+typedef struct braid_fiber braid_fiber_t;
+typedef int (*braid_fiber_fn)(void *arg);
+
+/* A fiber from the process's pool (made on first need), with job fn(arg)
+ * bound but not started; NULL when no stack can be mapped. */
+braid_fiber_t *braid_fiber_get(braid_fiber_fn fn, void *arg);
+
+/* Run f's job until it yields or returns; true when it returned (its
+ * result is braid_fiber_result). Resuming a finished fiber returns true. */
+bool braid_fiber_resume(braid_fiber_t *f);
+int braid_fiber_result(const braid_fiber_t *f);
+
+/* f's job returned: give it back to the pool. */
+void braid_fiber_put(braid_fiber_t *f);
+
+/* The fiber this thread runs now, or NULL on the thread's own stack. */
+braid_fiber_t *braid_fiber_self(void);
+
+/* From a fiber's job: give the thread back to the resumer. */
+void braid_fiber_yield(void);
+
+/* How many times f yielded since its job started. */
+unsigned braid_fiber_yields(const braid_fiber_t *f);
+
+/* What the fiber's owner attaches: data (the component: its request),
+ * and the sequence number the transport tags the job's messages with
+ * (a nonblocking collective's, taken when it was posted, not the
+ * communicator's current one). */
+void braid_fiber_set_data(braid_fiber_t *f, void *data);
+void *braid_fiber_data(const braid_fiber_t *f);
+void braid_fiber_set_seq(braid_fiber_t *f, uint32_t seq);
+uint32_t braid_fiber_seq(const braid_fiber_t *f);
+
+/* Unmap the pooled stacks (process end; no fiber may be running). */
+void braid_fiber_pool_release(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BRAID_FIBER_H */
