@@ -131,6 +131,12 @@ static const int_param_t int_params[] = {
       "of up to this many processes (default 256); larger ones, and all with 0, make each "
       "endpoint at its first message. Endpoints are per process pair and shared by every "
       "communicator: once made, a new communicator makes none" },
+    { "progress_thread", &C->progress_thread, 0, 0, 1, 0, { 0, 0 },
+      "0 (progress inside MPI calls), 1 (a progress thread)", OPAL_INFO_LVL_5,
+      MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Nonblocking and persistent collectives advance inside MPI calls (0), or also on a "
+      "thread of braid's (1), so that a rank computing without MPI calls still sees them "
+      "finish. The thread sleeps while none is outstanding" },
     { "thread_serialize", &C->thread_serialize, 0, 0, 1, 0, { 0, 0 },
       "0 (UCX's thread mode), 1 (braid's mutex)", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
       "With MPI_THREAD_MULTIPLE: keep threads apart on braid's UCX worker with UCX's own "

@@ -239,6 +239,9 @@ static const braid_algorithm_t *fit_shm(mca_coll_braid_module_t *m, mca_coll_bra
  * fiber by yielding, a blocking call by progressing the fibers ahead. */
 static bool uses_segment(const mca_coll_braid_module_t *m, const braid_algorithm_t *alg)
 {
+    /* persistent requests never use the segment, and must not queue: ranks
+     * may start them in different orders */
+    if (mca_coll_braid_call_no_shm()) return false;
     return (alg->options & BRAID_OPT_SHM) ||
            ((alg->options & BRAID_OPT_HIER) && NULL != m->node_view.comm.shm);
 }

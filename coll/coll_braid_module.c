@@ -109,7 +109,9 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
 {
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
     int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    bool mt = c->thread_multiple || ompi_mpi_thread_multiple;
+    /* the progress thread resumes fibers while the application's thread
+     * runs collectives: the worker is shared by two threads */
+    bool mt = c->thread_multiple || ompi_mpi_thread_multiple || c->progress_thread;
     braid_ucx_config_t cfg = {
         .idle_progress = idle_progress,
         /* with threads, the transport also yields while other threads of

@@ -44,8 +44,10 @@
 #include "coll_braid.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ompi/request/request.h"
 #include "opal/util/output.h"
@@ -236,6 +238,7 @@ static int run_request(void *arg)
     }
 }
 
+static void progress_thread_wake(void);
 static int request_free(ompi_request_t **rptr);
 static int request_cancel(ompi_request_t *req, int complete);
 static int request_start(size_t n, ompi_request_t **reqs);
@@ -317,6 +320,7 @@ static void active_add(mca_coll_braid_request_t *r)
     eng.active[eng.nactive++] = r;
     __atomic_store_n(&eng.outstanding, eng.nactive, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&eng.lock);
+    progress_thread_wake();
 }
 
 /* The host copies a request on device buffers runs on (whole,
@@ -492,6 +496,85 @@ int mca_coll_braid_nbc_progress(void)
     }
     pthread_mutex_unlock(&eng.lock);
     return completed;
+}
+
+/* ------------------------------------------------------------------ */
+/* the progress thread (coll_braid_progress_thread)                    */
+/* ------------------------------------------------------------------ */
+
+/* Started with the first outstanding request. It sleeps on a condition
+ * variable while nothing is outstanding (woken by active_add); while
+ * requests are outstanding it resumes them, and when a pass completes
+ * none it backs off: a few passes with sched_yield, then sleeps of
+ * growing length up to PT_SLEEP_MAX_NS, so that a peer that is late
+ * costs this rank little CPU (the application's thread computes on the
+ * same cores) and a message that arrives is picked up within that time. */
+#define PT_SPIN_PASSES 64
+#define PT_SLEEP_MAX_NS 200000L
+
+static struct {
+    pthread_t thread;
+    bool started, stop;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+} pt = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+
+static void *progress_thread_main(void *arg)
+{
+    (void)arg;
+    unsigned idle = 0;
+    long sleep_ns = 1000;
+    for (;;) {
+        pthread_mutex_lock(&pt.lock);
+        while (!pt.stop && !mca_coll_braid_nbc_outstanding()) {
+            idle = 0;
+            sleep_ns = 1000;
+            pthread_cond_wait(&pt.wake, &pt.lock);
+        }
+        bool stop = pt.stop;
+        pthread_mutex_unlock(&pt.lock);
+        if (stop) return NULL;
+        /* the worker first (a pass resumes every fiber, each of which also
+         * polls it), then the requests */
+        int n = braid_ucx_progress_now();
+        n += mca_coll_braid_nbc_progress();
+        if (n > 0) {
+            idle = 0;
+            sleep_ns = 1000;
+        } else if (++idle < PT_SPIN_PASSES) {
+            sched_yield();
+        } else {
+            struct timespec ts = { 0, sleep_ns };
+            nanosleep(&ts, NULL);
+            if (sleep_ns < PT_SLEEP_MAX_NS) sleep_ns *= 2;
+        }
+    }
+}
+
+static void progress_thread_wake(void)
+{
+    if (!cmp()->progress_thread) return;
+    pthread_mutex_lock(&pt.lock);
+    if (!pt.started && !pt.stop) {
+        pt.started = 0 == pthread_create(&pt.thread, NULL, progress_thread_main, NULL);
+        if (!pt.started)
+            opal_output_verbose(1, cmp()->output, "braid: the progress thread could not be "
+                                "started; requests progress inside MPI calls only");
+    }
+    pthread_cond_signal(&pt.wake);
+    pthread_mutex_unlock(&pt.lock);
+}
+
+static void progress_thread_stop(void)
+{
+    pthread_mutex_lock(&pt.lock);
+    pt.stop = true;
+    bool started = pt.started;
+    pthread_cond_signal(&pt.wake);
+    pthread_mutex_unlock(&pt.lock);
+    if (started) pthread_join(pt.thread, NULL);
+    pt.started = false;
+    pt.stop = false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -784,6 +867,7 @@ void mca_coll_braid_nbc_install(mca_coll_braid_module_t *m)
 
 void mca_coll_braid_nbc_fini(void)
 {
+    progress_thread_stop();
     pthread_mutex_lock(&eng.pool_lock);
     for (mca_coll_braid_request_t *r = eng.pool, *n; NULL != r; r = n) {
         n = r->next_free;

@@ -301,6 +301,16 @@ int braid_ucx_progress(void)
     return n;
 }
 
+int braid_ucx_progress_now(void)
+{
+    if (!g.ready) return 0;
+    if (!g.lock_worker) return (int)ucp_worker_progress(g.worker);
+    if (0 != pthread_mutex_trylock(&worker_mutex)) return 0;
+    int n = (int)ucp_worker_progress(g.worker);
+    pthread_mutex_unlock(&worker_mutex);
+    return n;
+}
+
 static void close_endpoints(void)
 {
     for (int i = 0; i < g.npeers; i++) {

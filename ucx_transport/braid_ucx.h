@@ -92,6 +92,10 @@ braid_ucx_counters_t *braid_ucx_counters(void);
  * progressed; 0 when the transport is not up or on the calls in between. */
 int braid_ucx_progress(void);
 
+/* Progress the worker now (braid's progress thread); the number of events.
+ * Under braid's mutex a worker held by another thread is left to it. */
+int braid_ucx_progress_now(void);
+
 /* Close endpoints, destroy the worker and context. */
 void braid_ucx_finalize(void);
 
