@@ -87,6 +87,8 @@ struct mca_coll_braid_request {
     braid_fiber_t *fiber;
     bool first;                     /* in the fiber's first run, on the poster's thread */
     bool hand_on;                   /* the entry point handed the call on in that run */
+    bool ran_out;                   /* its fiber returned (or its inner request completed):
+                                       to be completed by an application thread */
     ompi_request_t *inner;          /* persistent start handed on: the previous module's */
     mca_coll_braid_host_copies_t *hc; /* device buffers: the host copies it runs on */
     /* kept across uses of the request */
@@ -118,9 +120,10 @@ static struct {
     mca_coll_braid_request_t **active;
     int nactive, cap;
     int outstanding;               /* nactive, read without the lock */
+    int runnable;                  /* of those, the ones not ran_out (the progress thread's work) */
     pthread_mutex_t pool_lock;
     mca_coll_braid_request_t *pool;
-} eng = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, NULL };
+} eng = { .lock = PTHREAD_MUTEX_INITIALIZER, .pool_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
 
@@ -317,8 +320,10 @@ static void active_add(mca_coll_braid_request_t *r)
         eng.active = a;
         eng.cap = cap;
     }
+    r->ran_out = false;
     eng.active[eng.nactive++] = r;
     __atomic_store_n(&eng.outstanding, eng.nactive, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&eng.runnable, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&eng.lock);
     progress_thread_wake();
 }
@@ -462,23 +467,27 @@ bool mca_coll_braid_nbc_outstanding(void)
     return 0 != __atomic_load_n(&eng.outstanding, __ATOMIC_ACQUIRE);
 }
 
-/* Resume every outstanding request once; complete those that finished.
- * One thread at a time (the others find the lock taken and leave: the
- * holder is progressing their requests too); never from a fiber. */
-int mca_coll_braid_nbc_progress(void)
+/* Resume every outstanding request once; with `complete`, complete those
+ * whose fiber returned. One thread at a time (the others find the lock
+ * taken and leave: the holder is progressing their requests too); never
+ * from a fiber. Completion is left to the application's threads: Open MPI
+ * completes and waits on requests without atomics unless the job asked
+ * for MPI_THREAD_MULTIPLE, so braid's progress thread only runs fibers. */
+static int nbc_progress(bool complete_them)
 {
     if (!mca_coll_braid_nbc_outstanding() || NULL != braid_fiber_self()) return 0;
     if (0 != pthread_mutex_trylock(&eng.lock)) return 0;
-    int completed = 0;
+    int n = 0;
     for (int i = 0; i < eng.nactive;) {
         mca_coll_braid_request_t *r = eng.active[i];
-        bool done;
-        if (NULL != r->inner) {
-            done = REQUEST_COMPLETE(r->inner);
-        } else {
-            done = braid_fiber_resume(r->fiber);
+        if (!r->ran_out) {
+            r->ran_out = NULL != r->inner ? REQUEST_COMPLETE(r->inner) : braid_fiber_resume(r->fiber);
+            if (r->ran_out) {
+                __atomic_sub_fetch(&eng.runnable, 1, __ATOMIC_RELEASE);
+                n++;
+            }
         }
-        if (!done) {
+        if (!r->ran_out || !complete_them) {
             i++;
             continue;
         }
@@ -492,10 +501,15 @@ int mca_coll_braid_nbc_progress(void)
         } else {
             finish(r);
         }
-        completed++;
+        n++;
     }
     pthread_mutex_unlock(&eng.lock);
-    return completed;
+    return n;
+}
+
+int mca_coll_braid_nbc_progress(void)
+{
+    return nbc_progress(true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -503,8 +517,8 @@ int mca_coll_braid_nbc_progress(void)
 /* ------------------------------------------------------------------ */
 
 /* Started with the first outstanding request. It sleeps on a condition
- * variable while nothing is outstanding (woken by active_add); while
- * requests are outstanding it resumes them, and when a pass completes
+ * variable while no request has a fiber left to run (woken by active_add);
+ * otherwise it resumes them, and when a pass advances
  * none it backs off: a few passes with sched_yield, then sleeps of
  * growing length up to PT_SLEEP_MAX_NS, so that a peer that is late
  * costs this rank little CPU (the application's thread computes on the
@@ -526,7 +540,7 @@ static void *progress_thread_main(void *arg)
     long sleep_ns = 1000;
     for (;;) {
         pthread_mutex_lock(&pt.lock);
-        while (!pt.stop && !mca_coll_braid_nbc_outstanding()) {
+        while (!pt.stop && 0 == __atomic_load_n(&eng.runnable, __ATOMIC_ACQUIRE)) {
             idle = 0;
             sleep_ns = 1000;
             pthread_cond_wait(&pt.wake, &pt.lock);
@@ -537,7 +551,7 @@ static void *progress_thread_main(void *arg)
         /* the worker first (a pass resumes every fiber, each of which also
          * polls it), then the requests */
         int n = braid_ucx_progress_now();
-        n += mca_coll_braid_nbc_progress();
+        n += nbc_progress(false);
         if (n > 0) {
             idle = 0;
             sleep_ns = 1000;
@@ -880,6 +894,7 @@ void mca_coll_braid_nbc_fini(void)
     eng.active = NULL;
     eng.nactive = eng.cap = 0;
     eng.outstanding = 0;
+    eng.runnable = 0;
     pthread_mutex_unlock(&eng.lock);
     braid_fiber_pool_release();
 }

@@ -28,7 +28,9 @@
 #include <stdint.h>
 
 #include "mpi_test_common.h"
-#if MPI_VERSION < 4
+/* MPI-4's names; Open MPI 5.0 has them (its MPI_VERSION is still 3), 4.1
+ * has them as MPIX_ in its pcollreq extension */
+#if MPI_VERSION < 4 && !(defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #include <mpi-ext.h>
 #define Allreduce_init MPIX_Allreduce_init
 #define Bcast_init MPIX_Bcast_init
