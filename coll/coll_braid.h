@@ -272,6 +272,13 @@ void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op o
 const mca_coll_braid_op_t *mca_coll_braid_op_get(struct mca_coll_braid_module_t *m,
                                                  MPI_Datatype dtype, MPI_Op op,
                                                  mca_coll_braid_op_t *storage);
+/* the binding for a call (call->req: never the communicator's cache, which
+ * a later call may rebind while the request runs) */
+struct mca_coll_braid_call;
+const mca_coll_braid_op_t *mca_coll_braid_call_op(struct mca_coll_braid_module_t *m,
+                                                  const struct mca_coll_braid_call *call,
+                                                  MPI_Datatype dtype, MPI_Op op,
+                                                  mca_coll_braid_op_t *storage);
 
 /* datatypes (coll_braid_datatype.c) */
 int mca_coll_braid_pack(const void *userbuf, size_t count, struct ompi_datatype_t *dt,
@@ -283,8 +290,14 @@ void *mca_coll_braid_contig_base(const void *buf, struct ompi_datatype_t *dt);
 size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype);
 
 /* One collective call on its way down (coll_braid_dispatch.c). */
+typedef struct mca_coll_braid_request mca_coll_braid_request_t;
+
 typedef struct mca_coll_braid_call {
     braid_coll_t coll;
+    /* the nonblocking or persistent request running the call on its fiber
+     * (coll_braid_nbc.c), NULL for a blocking call: looked up once, in
+     * mca_coll_braid_call_init */
+    mca_coll_braid_request_t *req;
     size_t bytes;                 /* the selection size (selection/RULES.md) */
     braid_choice_t choice;
     braid_coll_args_t args;       /* sbuf, rbuf set by the entry point unless pipelined */
@@ -299,8 +312,10 @@ typedef struct mca_coll_braid_call {
     bool in_dev, out_dev;
 } mca_coll_braid_call_t;
 
-/* The table's choice for coll at bytes on m (cached per communicator). */
-braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes);
+/* The table's choice for coll at bytes on m (cached per communicator);
+ * no_shm: without the shared-memory tier (not cached). */
+braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes,
+                                     bool no_shm);
 /* Start a call: choose, bind scratch and params. false: braid has no
  * algorithm for it (hand the call to the previous module). */
 bool mca_coll_braid_call_init(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
@@ -371,7 +386,6 @@ void mca_coll_braid_shm_release(mca_coll_braid_module_t *m);
  * blocking entry point above on a fiber of its own (braid_fiber.h). What
  * a blocking call keeps per communicator, a request keeps for itself while
  * it runs on its fiber; these give the glue the right one. */
-typedef struct mca_coll_braid_request mca_coll_braid_request_t;
 /* the request whose fiber this thread runs now; NULL in a blocking call */
 mca_coll_braid_request_t *mca_coll_braid_request_current(void);
 /* scratch: the request's own, else the communicator's */
@@ -381,15 +395,19 @@ braid_scratch_t *mca_coll_braid_scratch(mca_coll_braid_module_t *m);
  * communicator's; NULL when out of memory */
 size_t *mca_coll_braid_counts(mca_coll_braid_module_t *m, int slot, size_t n);
 /* where the hierarchical allreduce's bound phases live during the call */
-braid_hier_t *mca_coll_braid_hier_slot(mca_coll_braid_module_t *m);
+braid_hier_t *mca_coll_braid_hier_slot(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r);
 /* the name the trace gives the call: "allreduce", "iallreduce", "allreduce_init" */
-const char *mca_coll_braid_trace_name(braid_coll_t coll, char *buf, size_t len);
+const char *mca_coll_braid_trace_name(const mca_coll_braid_request_t *r, braid_coll_t coll,
+                                      char *buf, size_t len);
 /* The sequence number of the call being dispatched (advances the
- * communicator's, or the persistent request's own), bound to the fiber. */
-void mca_coll_braid_call_seq(mca_coll_braid_module_t *m);
+ * communicator's, or the persistent request's own), bound to r's fiber. */
+void mca_coll_braid_call_seq(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r);
 /* a persistent request: chosen without the shared-memory tier (ranks may
  * start persistent requests in different orders; the tier numbers calls) */
-bool mca_coll_braid_call_no_shm(void);
+bool mca_coll_braid_request_no_shm(const mca_coll_braid_request_t *r);
+/* r's scratch, or the communicator's (r NULL) */
+braid_scratch_t *mca_coll_braid_request_scratch(mca_coll_braid_module_t *m,
+                                                mca_coll_braid_request_t *r);
 /* The entry point is about to hand the call to the previous module's
  * blocking function: true when it should instead return at once because
  * the nonblocking request will hand the whole call to the previous

@@ -52,9 +52,10 @@ static braid_choice_t select_for(braid_coll_t coll, int size, size_t bytes, int 
     return ch;
 }
 
-braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes)
+braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes,
+                                     bool no_shm)
 {
-    if (mca_coll_braid_call_no_shm())
+    if (no_shm)
         return select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll], false);
     if (m->choice_cache[coll].valid && m->choice_cache[coll].bytes == bytes)
         return m->choice_cache[coll].choice;
@@ -72,11 +73,12 @@ bool mca_coll_braid_call_init(mca_coll_braid_module_t *m, mca_coll_braid_call_t 
     memset(call, 0, sizeof(*call));
     /* the segment is set up at a blocking call (a collective of its own,
      * over the previous module): nonblocking calls are not counted */
-    if (NULL == mca_coll_braid_request_current()) mca_coll_braid_shm_tick(m);
+    call->req = mca_coll_braid_request_current();
+    if (NULL == call->req) mca_coll_braid_shm_tick(m);
     call->coll = coll;
     call->bytes = bytes;
-    call->choice = mca_coll_braid_choose(m, coll, bytes);
-    call->args.scratch = mca_coll_braid_scratch(m);
+    call->choice = mca_coll_braid_choose(m, coll, bytes, mca_coll_braid_request_no_shm(call->req));
+    call->args.scratch = mca_coll_braid_request_scratch(m, call->req);
     call->args.params = call->choice.params;
     return NULL != braid_algorithm(coll, call->choice.alg);
 }
@@ -100,10 +102,9 @@ void mca_coll_braid_call_buffers(mca_coll_braid_call_t *call, braid_devpipe_kind
  * reduce or bcast algorithm applies inside the nodes; the leaders' allreduce
  * comes from the table (never hierarchical again). Cached per size, as the
  * choice is. */
-static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_bytes)
+static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_bytes, bool no_shm)
 {
     const mca_coll_braid_component_t *c = cmp();
-    bool no_shm = mca_coll_braid_call_no_shm();
     if (m->hier_cache.valid && m->hier_cache.bytes == bytes &&
         m->hier_cache.buffer_bytes == buffer_bytes && !no_shm)
         return BRAID_OK;
@@ -152,7 +153,7 @@ static void trace(const mca_coll_braid_module_t *m, const mca_coll_braid_call_t 
     char name[40];
     if (cmp()->verbose >= 20 && 0 == m->bcomm.rank)
         opal_output(0, "braid: %s %s np=%d bytes=%zu",
-                    mca_coll_braid_trace_name(call->coll, name, sizeof(name)), alg,
+                    mca_coll_braid_trace_name(call->req, call->coll, name, sizeof(name)), alg,
                     m->bcomm.size, call->bytes);
 }
 
@@ -172,7 +173,7 @@ static int run_block_view(mca_coll_braid_module_t *m, const mca_coll_braid_call_
 {
     const braid_coll_args_t *a = &call->args;
     int P = m->bcomm.size;
-    braid_scratch_t *scratch = mca_coll_braid_scratch(m);
+    braid_scratch_t *scratch = call->args.scratch;
     if (BRAID_COLL_ALLGATHER == call->coll) {
         char *tmp = braid_scratch_get(scratch, BRAID_SCRATCH_GLUE_IN, (size_t)P * a->count);
         if (NULL == tmp) return BRAID_ERR_NOMEM;
@@ -218,7 +219,7 @@ static const braid_algorithm_t *fit_shm(mca_coll_braid_module_t *m, mca_coll_bra
     const braid_coll_args_t *a = &call->args;
     size_t elems = BRAID_COLL_REDUCE_SCATTER == call->coll ? rs_total(a, m->bcomm.size) : a->count;
     if (!(alg->options & BRAID_OPT_SHM)) return alg;
-    if (!mca_coll_braid_call_no_shm()) {
+    if (!mca_coll_braid_request_no_shm(call->req)) {
         if (NULL != braid_shm_of(&m->bcomm, elems * a->esize)) return alg;
         if ((alg->options & BRAID_OPT_SHM_DIRECT) &&
             NULL != braid_shm_direct(&m->bcomm, elems * a->esize))
@@ -237,11 +238,12 @@ static const braid_algorithm_t *fit_shm(mca_coll_braid_module_t *m, mca_coll_bra
  * made: each takes a ticket when dispatched (in call order: a nonblocking
  * call is dispatched on the poster's thread) and waits for its turn - a
  * fiber by yielding, a blocking call by progressing the fibers ahead. */
-static bool uses_segment(const mca_coll_braid_module_t *m, const braid_algorithm_t *alg)
+static bool uses_segment(const mca_coll_braid_module_t *m, const mca_coll_braid_call_t *call,
+                         const braid_algorithm_t *alg)
 {
     /* persistent requests never use the segment, and must not queue: ranks
      * may start them in different orders */
-    if (mca_coll_braid_call_no_shm()) return false;
+    if (mca_coll_braid_request_no_shm(call->req)) return false;
     return (alg->options & BRAID_OPT_SHM) ||
            ((alg->options & BRAID_OPT_HIER) && NULL != m->node_view.comm.shm);
 }
@@ -268,13 +270,19 @@ int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *c
     alg = fit_shm(m, call, alg);
     if (NULL == alg) return BRAID_ERR_UNSUPPORTED;
     if (alg->options & BRAID_OPT_HIER) {
-        int rc = bind_hier(m, call->bytes, call->args.count * call->args.esize);
+        int rc = bind_hier(m, call->bytes, call->args.count * call->args.esize,
+                           mca_coll_braid_request_no_shm(call->req));
         if (BRAID_OK != rc) return rc;
-        call->args.hier = mca_coll_braid_hier_slot(m);
+        call->args.hier = mca_coll_braid_hier_slot(m, call->req);
     }
     trace(m, call, alg->name);
-    mca_coll_braid_call_seq(m);
-    bool turn = uses_segment(m, alg);
+    mca_coll_braid_call_seq(m, call->req);
+    /* a blocking call finds the queue empty unless nonblocking calls on the
+     * segment are outstanding (only this thread posts on m now, MPI's
+     * rule): it then runs at once, with no read-modify-write */
+    bool turn = uses_segment(m, call, alg) &&
+                (NULL != call->req || __atomic_load_n(&m->shm_ticket, __ATOMIC_ACQUIRE) !=
+                                          __atomic_load_n(&m->shm_serving, __ATOMIC_ACQUIRE));
     if (turn) shm_turn_take(m);
     int rc = run_on_view(m, call, alg);
     if (turn) shm_turn_give(m);

@@ -171,7 +171,7 @@ static int reduction(mca_coll_braid_module_t *m, braid_coll_t coll, const void *
     }
     bool receives = root < 0 || m->bcomm.rank == root;
     mca_coll_braid_op_t storage;
-    bind_op(&call, mca_coll_braid_op_get(m, dtype, op, &storage), n, l.extent);
+    bind_op(&call, mca_coll_braid_call_op(m, &call, dtype, op, &storage), n, l.extent);
     call.args.root = root < 0 ? 0 : root;
     placed_t p;
     int rc = place_device_aware(m, &l, sbuf, rbuf, receives ? rbuf : NULL, n, &p);
@@ -230,7 +230,7 @@ static int reduce_scatter_common(mca_coll_braid_module_t *m, const void *sbuf, v
         LAYOUT_UNSUPPORTED == l.kind)
         return BRAID_ERR_UNSUPPORTED;
     mca_coll_braid_op_t storage;
-    bind_op(&call, mca_coll_braid_op_get(m, dtype, op, &storage), count, l.extent);
+    bind_op(&call, mca_coll_braid_call_op(m, &call, dtype, op, &storage), count, l.extent);
     braid_coll_args_t *a = &call.args;
     a->rcounts = rcounts;
     if (MPI_SUCCESS != place_buffers(m, &l, a, sbuf, rbuf, rbuf, total)) return BRAID_ERR_NOMEM;

@@ -304,7 +304,7 @@ static void warm_up(mca_coll_braid_module_t *m, bool connected)
     if (OMPI_SUCCESS != m->prev.allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, m->comm,
                                           m->prev.allreduce_module) || !all)
         return;
-    braid_choice_t ch = mca_coll_braid_choose(m, BRAID_COLL_BARRIER, 0);
+    braid_choice_t ch = mca_coll_braid_choose(m, BRAID_COLL_BARRIER, 0, false);
     const braid_algorithm_t *alg = braid_algorithm(BRAID_COLL_BARRIER, ch.alg);
     if (NULL == alg) return;
     braid_coll_args_t a;

@@ -165,26 +165,30 @@ size_t *mca_coll_braid_counts(mca_coll_braid_module_t *m, int slot, size_t n)
     return *p;
 }
 
-braid_hier_t *mca_coll_braid_hier_slot(mca_coll_braid_module_t *m)
+braid_scratch_t *mca_coll_braid_request_scratch(mca_coll_braid_module_t *m,
+                                                mca_coll_braid_request_t *r)
 {
-    mca_coll_braid_request_t *r = mca_coll_braid_request_current();
+    return NULL != r ? &r->scratch : &m->scratch;
+}
+
+braid_hier_t *mca_coll_braid_hier_slot(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r)
+{
     if (NULL == r) return &m->hier_cache.h;
     r->hier = m->hier_cache.h;
     return &r->hier;
 }
 
-const char *mca_coll_braid_trace_name(braid_coll_t coll, char *buf, size_t len)
+const char *mca_coll_braid_trace_name(const mca_coll_braid_request_t *r, braid_coll_t coll,
+                                      char *buf, size_t len)
 {
-    mca_coll_braid_request_t *r = mca_coll_braid_request_current();
     const char *name = braid_coll_name(coll);
     if (NULL == r) return name;
     snprintf(buf, len, KIND_PERSISTENT == r->kind ? "%s_init" : "i%s", name);
     return buf;
 }
 
-void mca_coll_braid_call_seq(mca_coll_braid_module_t *m)
+void mca_coll_braid_call_seq(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r)
 {
-    mca_coll_braid_request_t *r = mca_coll_braid_request_current();
     if (NULL == r) {
         braid_ucx_comm_begin(m->tcomm);
         return;
@@ -193,9 +197,8 @@ void mca_coll_braid_call_seq(mca_coll_braid_module_t *m)
                                                              : braid_ucx_comm_begin(m->tcomm));
 }
 
-bool mca_coll_braid_call_no_shm(void)
+bool mca_coll_braid_request_no_shm(const mca_coll_braid_request_t *r)
 {
-    mca_coll_braid_request_t *r = mca_coll_braid_request_current();
     return NULL != r && KIND_PERSISTENT == r->kind;
 }
 

@@ -138,12 +138,6 @@ void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op o
 const mca_coll_braid_op_t *mca_coll_braid_op_get(mca_coll_braid_module_t *m, MPI_Datatype dtype,
                                                  MPI_Op op, mca_coll_braid_op_t *storage)
 {
-    /* a nonblocking call keeps its binding on its fiber's stack: a later
-     * call may rebind the communicator's cache while it runs */
-    if (NULL != mca_coll_braid_request_current()) {
-        mca_coll_braid_op_bind(storage, dtype, op);
-        return storage;
-    }
     if (m->op_cache_valid && m->op_cache.dtype == dtype && m->op_cache.op == op)
         return &m->op_cache;
     mca_coll_braid_op_bind(storage, dtype, op);
@@ -152,4 +146,17 @@ const mca_coll_braid_op_t *mca_coll_braid_op_get(mca_coll_braid_module_t *m, MPI
     m->op_cache.bop.arg = &m->op_cache;
     m->op_cache_valid = true;
     return &m->op_cache;
+}
+
+const mca_coll_braid_op_t *mca_coll_braid_call_op(mca_coll_braid_module_t *m,
+                                                  const mca_coll_braid_call_t *call,
+                                                  MPI_Datatype dtype, MPI_Op op,
+                                                  mca_coll_braid_op_t *storage)
+{
+    /* a nonblocking call keeps its binding on its fiber's stack */
+    if (NULL != call->req) {
+        mca_coll_braid_op_bind(storage, dtype, op);
+        return storage;
+    }
+    return mca_coll_braid_op_get(m, dtype, op, storage);
 }
