@@ -62,7 +62,11 @@ struct braid_fiber {
 #endif
 };
 
-static __thread braid_fiber_t *cur;
+/* initial-exec: one %fs-relative load instead of a __tls_get_addr call
+ * (the shm tier's wait loop asks on every turn); one pointer of the static
+ * TLS surplus glibc keeps for libraries that are dlopen'ed, as the
+ * component is */
+static __thread braid_fiber_t *cur __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static braid_fiber_t *pool_free, *pool_all;
 
