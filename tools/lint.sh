@@ -1,19 +1,38 @@
 #!/usr/bin/env bash
-# lint.sh - static analysis of braid's C code: cppcheck and gcc -fanalyzer
-# over coll/ (with Open MPI's include paths), ucx_transport/ and selection/.
+# lint.sh - checks of the tree: git tracks no file .gitignore ignores; and
+# static analysis of braid's C code: cppcheck and gcc -fanalyzer over coll/
+# (with Open MPI's include paths), libbraid/, the transports and selection/.
 # Exit status 0 = no finding beyond the justified ones listed below.
 #
 #   tools/lint.sh          # from anywhere; needs cppcheck, gcc >= 10, mpicc
+#   tools/lint.sh --tracked   # only the first check: git tracks no file
+#                             # .gitignore ignores (skipped without .git)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+status=0
+
+# ---- nothing generated or ignored is tracked ----
+# (a file .gitignore matches but git tracks: a build output committed by
+# mistake, or an ignore rule that hides a source; skipped without .git)
+if [ -e .git ] && command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    tracked_ignored=$(git ls-files -ci --exclude-standard)
+    if [ -n "$tracked_ignored" ]; then
+        echo "$tracked_ignored"
+        echo "lint: git tracks the files above although .gitignore ignores them (git rm --cached, or fix .gitignore)"
+        status=1
+    else
+        echo "lint: no tracked file is ignored"
+    fi
+fi
+[ "${1:-}" = --tracked ] && exit $status
+
 command -v cppcheck >/dev/null || "$top/contrib/install_deps.sh" cppcheck
 srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/patterns/*.c libbraid/kernels/*.c libbraid/shm/*.c ucx_transport/*.c shm_transport/*.c selection/*.c)
 inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/kernels -I libbraid/shm -I ucx_transport -I shm_transport -I selection)
 ompi_inc=()
 for d in $(mpicc --showme:incdirs 2>/dev/null); do ompi_inc+=(-I "$d"); done
 ucx_inc=($(pkg-config --cflags ucx 2>/dev/null))
-status=0
 
 # ---- cppcheck ----
 # Justified suppressions:
