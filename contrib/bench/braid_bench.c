@@ -44,6 +44,29 @@
  * small integer values, chosen per op and type so no result overflows and
  * float sums are exact; after the timed loop one more call on fresh inputs is
  * checked element by element against a reference computed locally.
+ *
+ * Nonblocking and persistent forms of allreduce, bcast, barrier, reduce,
+ * reduce_scatter and allgather (the same S, inputs and validation):
+ *   -c iallreduce ...   one iteration = post (MPI_Iallreduce ...) + MPI_Wait
+ *   -c allreduce_init   one iteration = MPI_Start + MPI_Wait; the request is
+ *                       made once per size, before the warm-up, and freed after
+ *                       the validation (MPIX_*_init on Open MPI 4.1)
+ *   --overlap           (nonblocking forms) OSU's overlap test: after the
+ *                       post+wait loop (t_pure = its p50), every iteration is
+ *                       post, compute for t_pure (a busy loop that reads
+ *                       the clock, no MPI call), wait; reported t_total and
+ *                       t_compute (p50s) and
+ *                       overlap = max(0, 100 (1 - (t_total - t_compute) / t_pure)).
+ *                       --tests N calls MPI_Test N times spread over the compute.
+ *   -c async_iallreduce, async_ibcast: rank 0 posts, sleeps (--sleep-ms, default
+ *                       200, usleep: no MPI call), waits; the other ranks post
+ *                       and time their MPI_Wait alone. Reported: the slowest
+ *                       other rank's wait (p50, min, max over iterations), in
+ *                       ms. Without progress in rank 0 while it sleeps, the
+ *                       others wait about the whole sleep.
+ * --rank-mean: each iteration's time is the mean over ranks (OSU's
+ * aggregation) instead of the slowest rank's; the barrier before every call
+ * stays as it is.
  */
 #include <mpi.h>
 
@@ -55,6 +78,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* MPI-4's persistent collectives: Open MPI 5.0 has them (its MPI_VERSION is
+ * still 3), 4.1 as MPIX_ in its pcollreq extension */
+#if MPI_VERSION < 4 && !(defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define HAVE_PERSISTENT_COLLS 1
+#define Allreduce_init MPIX_Allreduce_init
+#define Bcast_init MPIX_Bcast_init
+#define Reduce_init MPIX_Reduce_init
+#define Allgather_init MPIX_Allgather_init
+#define Reduce_scatter_block_init MPIX_Reduce_scatter_block_init
+#define Barrier_init MPIX_Barrier_init
+#endif
+#else
+#define HAVE_PERSISTENT_COLLS 1
+#define Allreduce_init MPI_Allreduce_init
+#define Bcast_init MPI_Bcast_init
+#define Reduce_init MPI_Reduce_init
+#define Allgather_init MPI_Allgather_init
+#define Reduce_scatter_block_init MPI_Reduce_scatter_block_init
+#define Barrier_init MPI_Barrier_init
+#endif
 
 /* ------------------------------------------------------------------ */
 /* collectives                                                         */
@@ -99,6 +147,11 @@ static const char *busbw_factor_text(bench_coll_t coll)
     default: return "1";
     }
 }
+
+/* how an iteration calls the collective */
+typedef enum { M_BLOCKING, M_NONBLOCKING, M_PERSISTENT, M_ASYNC } bench_mode_t;
+
+static int coll_has_forms(bench_coll_t c) { return c <= B_ALLGATHER; }
 
 static int coll_has_op(bench_coll_t c)
 {
@@ -295,6 +348,10 @@ typedef struct {
     dtype_id_t dtype;
     op_id_t op;
     int inplace, validate, root, csv, steps;
+    bench_mode_t mode;
+    int overlap, tests, rank_mean;
+    long sleep_ms;
+    char label[48]; /* -c as given (without the _block alias) */
 } options_t;
 
 static void usage(FILE *f)
@@ -303,6 +360,11 @@ static void usage(FILE *f)
             "usage: braid_bench [options]\n"
             "  -c COLL      allreduce (default) | bcast | barrier | reduce | reduce_scatter |\n"
             "               allgather | pairwise_exchange | memcpy | reduce_local\n"
+            "               nonblocking (post + wait): iallreduce ibcast ibarrier ireduce\n"
+            "               ireduce_scatter iallgather; persistent (start + wait):\n"
+            "               allreduce_init bcast_init barrier_init reduce_init\n"
+            "               reduce_scatter_init allgather_init; asynchronous progress:\n"
+            "               async_iallreduce async_ibcast\n"
             "  -b MIN       smallest message size S in bytes, K/M/G suffix (default 8)\n"
             "  -e MAX       largest message size, sizes double from MIN (default 32M)\n"
             "  -i ITERS     timed iterations per size (default 100; with -t: the cap)\n"
@@ -316,6 +378,11 @@ static void usage(FILE *f)
             "  --validate   check results against a locally computed reference\n"
             "  --steps C    pairwise_exchange: steps (1..lg P, default lg P)\n"
             "  --csv        comma-separated output\n"
+            "  --overlap    nonblocking forms: post, compute for t_pure, wait (OSU overlap)\n"
+            "  --tests N    with --overlap: N MPI_Test calls spread over the compute\n"
+            "  --sleep-ms T async_*: rank 0 sleeps T ms between post and wait (default 200;\n"
+            "               async_* default to -i 10 -w 1)\n"
+            "  --rank-mean  an iteration's time is the mean over ranks (OSU), not the max\n"
             "S is the full vector (nccl-tests): reduce_scatter sends S, allgather receives S.\n"
             "environment: BRAID_BENCH_THREAD_MULTIPLE=1 initialises with MPI_THREAD_MULTIPLE\n");
 }
@@ -345,10 +412,44 @@ static int lookup(const char *const *names, int n, const char *s)
     return -1;
 }
 
+/* -c NAME: a collective, its nonblocking form (i prefix), its persistent form
+ * (_init suffix) or an asynchronous-progress test (async_ prefix) */
+static int parse_coll(const char *arg, options_t *o)
+{
+    char name[48];
+    bench_mode_t mode = M_BLOCKING;
+    if (strlen(arg) >= sizeof(name)) return -1;
+    snprintf(o->label, sizeof(o->label), "%s", arg);
+    snprintf(name, sizeof(name), "%s", arg);
+    size_t len = strlen(name);
+    if (0 == strncmp(name, "async_i", 7)) {
+        memmove(name, name + 7, len - 6);
+        mode = M_ASYNC;
+    } else if (len > 5 && 0 == strcmp(name + len - 5, "_init")) {
+        name[len - 5] = 0;
+        mode = M_PERSISTENT;
+    } else if ('i' == name[0] && lookup(coll_names, B_NCOLLS, name) < 0) {
+        memmove(name, name + 1, len);
+        mode = M_NONBLOCKING;
+    }
+    len = strlen(name);
+    if (len > 6 && 0 == strcmp(name + len - 6, "_block")) name[len - 6] = 0;
+    int k = lookup(coll_names, B_NCOLLS, name);
+    if (k < 0 || (M_BLOCKING != mode && !coll_has_forms((bench_coll_t)k))) return -1;
+    if (M_ASYNC == mode && B_ALLREDUCE != k && B_BCAST != k) return -1;
+#ifndef HAVE_PERSISTENT_COLLS
+    if (M_PERSISTENT == mode) return -1;
+#endif
+    o->coll = (bench_coll_t)k;
+    o->mode = mode;
+    return 0;
+}
+
 /* returns 0 ok, 1 help printed, -1 error (message printed by rank 0) */
 static int parse_options(int argc, char **argv, options_t *o, int rank)
 {
-    enum { OPT_INPLACE = 256, OPT_VALIDATE, OPT_CSV, OPT_STEPS };
+    enum { OPT_INPLACE = 256, OPT_VALIDATE, OPT_CSV, OPT_STEPS, OPT_OVERLAP, OPT_TESTS, OPT_SLEEP,
+           OPT_RANK_MEAN };
     static const struct option longopts[] = {
         { "coll", required_argument, NULL, 'c' },   { "min", required_argument, NULL, 'b' },
         { "max", required_argument, NULL, 'e' },    { "iters", required_argument, NULL, 'i' },
@@ -357,25 +458,29 @@ static int parse_options(int argc, char **argv, options_t *o, int rank)
         { "root", required_argument, NULL, 'r' },   { "inplace", no_argument, NULL, OPT_INPLACE },
         { "validate", no_argument, NULL, OPT_VALIDATE }, { "csv", no_argument, NULL, OPT_CSV },
         { "steps", required_argument, NULL, OPT_STEPS }, { "help", no_argument, NULL, 'h' },
+        { "overlap", no_argument, NULL, OPT_OVERLAP }, { "tests", required_argument, NULL, OPT_TESTS },
+        { "sleep-ms", required_argument, NULL, OPT_SLEEP },
+        { "rank-mean", no_argument, NULL, OPT_RANK_MEAN },
         { NULL, 0, NULL, 0 },
     };
     *o = (options_t){ .coll = B_ALLREDUCE, .min_size = 8, .max_size = 32u << 20, .warmup = 10,
-                      .dtype = T_FLOAT, .op = O_SUM };
+                      .dtype = T_FLOAT, .op = O_SUM, .sleep_ms = 200, .label = "allreduce" };
     const char *bad = NULL;
-    int ch, k;
+    int ch, k, warmup_given = 0;
     opterr = 0;
     while (!bad && -1 != (ch = getopt_long(argc, argv, "c:b:e:i:t:w:d:o:r:h", longopts, NULL))) {
         switch (ch) {
         case 'c':
-            if (0 == strcmp(optarg, "reduce_scatter_block")) optarg = "reduce_scatter";
-            if ((k = lookup(coll_names, B_NCOLLS, optarg)) < 0) bad = "unknown collective";
-            else o->coll = (bench_coll_t)k;
+            if (parse_coll(optarg, o)) bad = "unknown collective";
             break;
         case 'b': if (parse_size(optarg, &o->min_size)) bad = "bad -b size"; break;
         case 'e': if (parse_size(optarg, &o->max_size)) bad = "bad -e size"; break;
         case 'i': if ((o->iters = atol(optarg)) < 1) bad = "-i needs a count >= 1"; break;
         case 't': if ((o->budget_s = atof(optarg)) <= 0) bad = "-t needs seconds > 0"; break;
-        case 'w': if ((o->warmup = atol(optarg)) < 0) bad = "-w needs a count >= 0"; break;
+        case 'w':
+            if ((o->warmup = atol(optarg)) < 0) bad = "-w needs a count >= 0";
+            warmup_given = 1;
+            break;
         case 'd':
             if ((k = dtype_lookup(optarg)) < 0) bad = "unknown datatype";
             else o->dtype = (dtype_id_t)k;
@@ -389,6 +494,10 @@ static int parse_options(int argc, char **argv, options_t *o, int rank)
         case OPT_VALIDATE: o->validate = 1; break;
         case OPT_CSV: o->csv = 1; break;
         case OPT_STEPS: if ((o->steps = atoi(optarg)) < 1) bad = "--steps needs C >= 1"; break;
+        case OPT_OVERLAP: o->overlap = 1; break;
+        case OPT_TESTS: if ((o->tests = atoi(optarg)) < 0) bad = "--tests needs N >= 0"; break;
+        case OPT_SLEEP: if ((o->sleep_ms = atol(optarg)) < 0) bad = "--sleep-ms needs T >= 0"; break;
+        case OPT_RANK_MEAN: o->rank_mean = 1; break;
         case 'h': if (0 == rank) usage(stdout); return 1;
         default: bad = "unknown option or missing argument"; break;
         }
@@ -396,6 +505,8 @@ static int parse_options(int argc, char **argv, options_t *o, int rank)
     if (!bad && optind < argc) bad = "unexpected argument";
     if (!bad && 0 == o->min_size) o->min_size = 1;
     if (!bad && o->min_size > o->max_size) bad = "-b is larger than -e";
+    if (!bad && o->overlap && M_NONBLOCKING != o->mode) bad = "--overlap needs a nonblocking form (-c iallreduce ...)";
+    if (!bad && o->tests && !o->overlap) bad = "--tests needs --overlap";
     if (!bad && coll_has_op(o->coll) && dtypes[o->dtype].is_float && op_is_bitwise_or_logical(o->op))
         bad = "bitwise and logical ops need an integer type";
     if (bad) {
@@ -406,6 +517,10 @@ static int parse_options(int argc, char **argv, options_t *o, int rank)
         return -1;
     }
     if (B_REDUCE_LOCAL == o->coll) o->dtype = T_DOUBLE;
+    if (M_ASYNC == o->mode) { /* an iteration takes the sleep */
+        if (!o->iters && o->budget_s <= 0) o->iters = 10;
+        if (!warmup_given) o->warmup = 1;
+    }
     return 0;
 }
 
@@ -422,6 +537,8 @@ typedef struct {
     MPI_Datatype type;
     value_rule_t vr;
     char *sbuf, *rbuf;
+    MPI_Request preq;    /* persistent forms: the request of the current size */
+    double spin_per_s;   /* busy-loop turns per second (--overlap) */
 } bench_t;
 
 typedef struct {
@@ -472,8 +589,84 @@ static int pairwise_exchange(const bench_t *b, size_t count)
     return rc;
 }
 
-/* one call of the benchmarked operation */
+/* post the nonblocking form of the collective */
+static int post_nonblocking(const bench_t *b, size_t count, MPI_Request *req)
+{
+    const options_t *o = b->o;
+    int n = (int)count, root = o->root;
+    MPI_Op op = mpi_op(o->op);
+    void *in_place_or_sbuf = o->inplace ? MPI_IN_PLACE : (void *)b->sbuf;
+    switch (o->coll) {
+    case B_ALLREDUCE: return MPI_Iallreduce(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, req);
+    case B_BCAST: return MPI_Ibcast(b->rbuf, n, b->type, root, b->comm, req);
+    case B_BARRIER: return MPI_Ibarrier(b->comm, req);
+    case B_REDUCE: {
+        const void *sb = (o->inplace && b->rank == root) ? MPI_IN_PLACE : (void *)b->sbuf;
+        return MPI_Ireduce(sb, b->rbuf, n, b->type, op, root, b->comm, req);
+    }
+    case B_REDUCE_SCATTER:
+        return MPI_Ireduce_scatter_block(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, req);
+    case B_ALLGATHER:
+        if (o->inplace)
+            return MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm, req);
+        return MPI_Iallgather(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, req);
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+/* make the persistent request of the collective for this count */
+static int init_persistent(const bench_t *b, size_t count, MPI_Request *req)
+{
+#ifdef HAVE_PERSISTENT_COLLS
+    const options_t *o = b->o;
+    int n = (int)count, root = o->root;
+    MPI_Op op = mpi_op(o->op);
+    MPI_Info info = MPI_INFO_NULL;
+    void *in_place_or_sbuf = o->inplace ? MPI_IN_PLACE : (void *)b->sbuf;
+    switch (o->coll) {
+    case B_ALLREDUCE: return Allreduce_init(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, info, req);
+    case B_BCAST: return Bcast_init(b->rbuf, n, b->type, root, b->comm, info, req);
+    case B_BARRIER: return Barrier_init(b->comm, info, req);
+    case B_REDUCE: {
+        const void *sb = (o->inplace && b->rank == root) ? MPI_IN_PLACE : (void *)b->sbuf;
+        return Reduce_init(sb, b->rbuf, n, b->type, op, root, b->comm, info, req);
+    }
+    case B_REDUCE_SCATTER:
+        return Reduce_scatter_block_init(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, info, req);
+    case B_ALLGATHER:
+        if (o->inplace)
+            return Allgather_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm, info, req);
+        return Allgather_init(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, info, req);
+    default: return MPI_ERR_OTHER;
+    }
+#else
+    (void)b, (void)count, (void)req;
+    return MPI_ERR_OTHER;
+#endif
+}
+
+static int run_blocking(const bench_t *b, size_t count);
+
+/* one call of the benchmarked operation (blocking, post + wait, start + wait) */
 static int run_once(const bench_t *b, size_t count)
+{
+    MPI_Request req;
+    int rc;
+    switch (b->o->mode) {
+    case M_NONBLOCKING:
+    case M_ASYNC:
+        if (MPI_SUCCESS != (rc = post_nonblocking(b, count, &req))) return rc;
+        return MPI_Wait(&req, MPI_STATUS_IGNORE);
+    case M_PERSISTENT:
+        req = b->preq;
+        if (MPI_SUCCESS != (rc = MPI_Start(&req))) return rc;
+        return MPI_Wait(&req, MPI_STATUS_IGNORE);
+    default: return run_blocking(b, count);
+    }
+}
+
+/* one call of the blocking collective (or the reference kernels) */
+static int run_blocking(const bench_t *b, size_t count)
 {
     const options_t *o = b->o;
     int n = (int)count, root = o->root;
@@ -613,16 +806,99 @@ static int cmp_double(const void *x, const void *y)
 typedef struct {
     long iters;
     double p50, min, max; /* seconds */
+    /* --overlap: p50s of post+compute+wait and of the compute alone, seconds */
+    double total, compute, overlap_pct;
 } timing_t;
+
+/* --overlap's computation: a dependent multiply-add chain (no memory
+ * traffic, no MPI call) in slices of about 0.1 us, run until the clock
+ * (clock_gettime, not MPI_Wtime) says the compute time is up; with --tests N,
+ * MPI_Test at N evenly spaced times. */
+static volatile double spin_sink;
+
+static void spin(long turns)
+{
+    double x = 1.0;
+    for (long k = 0; k < turns; k++) x = x * 0.9999999 + 1e-9;
+    spin_sink = x;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* turns per second: the fastest of a few 20 ms runs */
+static double calibrate_spin(void)
+{
+    double best = 0;
+    long turns = 1 << 16;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0, dt;
+        for (;;) {
+            t0 = now_s();
+            spin(turns);
+            dt = now_s() - t0;
+            if (dt >= 0.02) break;
+            turns *= 2;
+        }
+        if (turns / dt > best) best = turns / dt;
+    }
+    return best;
+}
+
+static void compute_with_tests(const bench_t *b, double seconds, MPI_Request *req, int *done)
+{
+    int tests = b->o->tests;
+    long slice = (long)(1e-7 * b->spin_per_s) + 1;
+    double t0 = now_s();
+    for (int k = 1; k <= tests + 1; k++) {
+        double until = t0 + seconds * k / (tests + 1);
+        while (now_s() < until) spin(slice);
+        if (k <= tests && !*done) MPI_Test(req, done, MPI_STATUS_IGNORE);
+    }
+}
 
 enum { MIN_BUDGET_ITERS = 10 };
 
-static void warm_up(const bench_t *b, size_t count, int *err)
+/*
+ * One iteration: an untimed barrier, then the timed part. compute_s > 0
+ * (--overlap): post, compute, wait, and *tc gets the compute's time. Async
+ * test: rank 0 posts, sleeps, waits and returns 0; the others time the wait.
+ */
+static double one_iteration(const bench_t *b, size_t count, double compute_s, double *tc, int *err)
 {
-    for (long k = 0; k < b->o->warmup; k++) {
-        MPI_Barrier(b->comm);
-        if (MPI_SUCCESS != run_once(b, count)) *err = 1;
+    const options_t *o = b->o;
+    MPI_Request req;
+    MPI_Barrier(b->comm);
+    if (M_ASYNC == o->mode) {
+        if (MPI_SUCCESS != post_nonblocking(b, count, &req)) *err = 1;
+        double t0 = MPI_Wtime();
+        if (0 == b->rank) usleep((useconds_t)(o->sleep_ms * 1000));
+        if (MPI_SUCCESS != MPI_Wait(&req, MPI_STATUS_IGNORE)) *err = 1;
+        return 0 == b->rank ? 0 : MPI_Wtime() - t0;
     }
+    if (compute_s > 0) {
+        int done = 0;
+        double t0 = MPI_Wtime();
+        if (MPI_SUCCESS != post_nonblocking(b, count, &req)) *err = 1;
+        double c0 = MPI_Wtime();
+        compute_with_tests(b, compute_s, &req, &done);
+        *tc = MPI_Wtime() - c0;
+        if (!done && MPI_SUCCESS != MPI_Wait(&req, MPI_STATUS_IGNORE)) *err = 1;
+        return MPI_Wtime() - t0;
+    }
+    double t0 = MPI_Wtime();
+    if (MPI_SUCCESS != run_once(b, count)) *err = 1;
+    return MPI_Wtime() - t0;
+}
+
+static void warm_up(const bench_t *b, size_t count, double compute_s, int *err)
+{
+    double tc;
+    for (long k = 0; k < b->o->warmup; k++) one_iteration(b, count, compute_s, &tc, err);
 }
 
 /*
@@ -631,17 +907,13 @@ static void warm_up(const bench_t *b, size_t count, int *err)
  * to go on and how large the next batch is, so every rank runs the same number
  * of iterations.
  */
-static long timed_loop(const bench_t *b, size_t count, double *t, long cap, int *err)
+static long timed_loop(const bench_t *b, size_t count, double *t, double *tc, double compute_s, long cap,
+                       int *err)
 {
     double budget = b->o->budget_s, start = MPI_Wtime();
     long n = 0, batch = budget > 0 ? 1 : cap;
     for (;;) {
-        for (long k = 0; k < batch && n < cap; k++, n++) {
-            MPI_Barrier(b->comm);
-            double t0 = MPI_Wtime();
-            if (MPI_SUCCESS != run_once(b, count)) *err = 1;
-            t[n] = MPI_Wtime() - t0;
-        }
+        for (long k = 0; k < batch && n < cap; k++, n++) t[n] = one_iteration(b, count, compute_s, &tc[n], err);
         if (n >= cap) return n;
         double elapsed = MPI_Wtime() - start, slowest = 0;
         MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, b->comm);
@@ -652,25 +924,49 @@ static long timed_loop(const bench_t *b, size_t count, double *t, long cap, int 
     }
 }
 
+/* per iteration, the slowest rank's time (or with --rank-mean the mean over
+ * ranks), to rank 0; returns its p50 there, and min and max in *mn, *mx */
+static double gather_times(const bench_t *b, const double *t, double *tall, long n, double *mn, double *mx)
+{
+    MPI_Reduce(t, tall, (int)n, MPI_DOUBLE, b->o->rank_mean ? MPI_SUM : MPI_MAX, 0, b->comm);
+    if (0 != b->rank) return 0;
+    if (b->o->rank_mean)
+        for (long k = 0; k < n; k++) tall[k] /= b->P;
+    qsort(tall, (size_t)n, sizeof(double), cmp_double);
+    if (mn) *mn = tall[0];
+    if (mx) *mx = tall[n - 1];
+    return (n & 1) ? tall[n / 2] : 0.5 * (tall[n / 2 - 1] + tall[n / 2]);
+}
+
 static int time_size(const bench_t *b, size_t count, timing_t *tm)
 {
     const options_t *o = b->o;
     int err = 0;
     long cap = o->iters ? o->iters : (o->budget_s > 0 ? 100000 : 100);
-    double *t = malloc((size_t)cap * sizeof(double)), *tmax = malloc((size_t)cap * sizeof(double));
-    if (NULL == t || NULL == tmax) MPI_Abort(b->comm, 2);
-    warm_up(b, count, &err);
-    long n = timed_loop(b, count, t, cap, &err);
-    MPI_Reduce(t, tmax, (int)n, MPI_DOUBLE, MPI_MAX, 0, b->comm);
-    if (0 == b->rank) {
-        qsort(tmax, (size_t)n, sizeof(double), cmp_double);
-        tm->iters = n;
-        tm->min = tmax[0];
-        tm->max = tmax[n - 1];
-        tm->p50 = (n & 1) ? tmax[n / 2] : 0.5 * (tmax[n / 2 - 1] + tmax[n / 2]);
+    double *t = malloc((size_t)cap * sizeof(double)), *tc = malloc((size_t)cap * sizeof(double)),
+           *tall = malloc((size_t)cap * sizeof(double));
+    if (NULL == t || NULL == tc || NULL == tall) MPI_Abort(b->comm, 2);
+    warm_up(b, count, 0, &err);
+    long n = timed_loop(b, count, t, tc, 0, cap, &err);
+    double p50 = gather_times(b, t, tall, n, &tm->min, &tm->max);
+    if (0 == b->rank) tm->iters = n, tm->p50 = p50;
+    if (o->overlap) {
+        /* compute for t_pure on every rank: rank 0's p50 */
+        MPI_Bcast(&p50, 1, MPI_DOUBLE, 0, b->comm);
+        warm_up(b, count, p50, &err);
+        long m = timed_loop(b, count, t, tc, p50, n, &err);
+        double total = gather_times(b, t, tall, m, NULL, NULL);
+        double compute = gather_times(b, tc, tall, m, NULL, NULL);
+        if (0 == b->rank) {
+            tm->total = total;
+            tm->compute = compute;
+            double ov = p50 > 0 ? 100.0 * (1.0 - (total - compute) / p50) : 0;
+            tm->overlap_pct = ov < 0 ? 0 : ov;
+        }
     }
     free(t);
-    free(tmax);
+    free(tc);
+    free(tall);
     int any = 0;
     MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, b->comm);
     return any;
@@ -683,10 +979,10 @@ static int time_size(const bench_t *b, size_t count, timing_t *tm)
 static void print_header(const bench_t *b)
 {
     const options_t *o = b->o;
-    const char *col = coll_names[o->coll];
+    const char *col = o->label;
     if (o->csv) {
         printf("coll,np,dtype,op,inplace,size_bytes,count,iters,p50_us,min_us,max_us,"
-               "algbw_GBps,busbw_GBps,valid\n");
+               "algbw_GBps,busbw_GBps,valid%s\n", o->overlap ? ",total_us,compute_us,overlap_pct,tests" : "");
         return;
     }
     printf("# braid_bench %s  P=%d  type=%s (%zu B)", col, b->P, dtypes[o->dtype].name, b->es);
@@ -699,8 +995,22 @@ static void print_header(const bench_t *b)
                o->iters ? o->iters : 100000L, o->warmup);
     else
         printf("# iterations: %ld per size, warm-up %ld\n", o->iters ? o->iters : 100L, o->warmup);
-    printf("# t = per-iteration max over ranks (barrier before each, untimed); algbw = S/t_p50;"
-           " busbw = algbw * %s; GB/s = 1e9 B/s\n", busbw_factor_text(o->coll));
+    if (M_ASYNC == o->mode) {
+        printf("# rank 0 posts, sleeps %ld ms (no MPI call), waits; t = the slowest other rank's MPI_Wait\n",
+               o->sleep_ms);
+        printf("# %12s %12s %8s %10s %10s %10s %6s\n", "size(B)", "count", "iters", "p50(ms)", "min(ms)",
+               "max(ms)", "valid");
+        return;
+    }
+    printf("# t = per-iteration %s over ranks (barrier before each, untimed); algbw = S/t_p50;"
+           " busbw = algbw * %s; GB/s = 1e9 B/s\n", o->rank_mean ? "mean" : "max", busbw_factor_text(o->coll));
+    if (o->overlap) {
+        printf("# overlap: post, compute t_pure (busy loop, %d MPI_Test), wait; pure = post+wait p50;"
+               " overlap%% = max(0, 100(1 - (total - compute)/pure))\n", o->tests);
+        printf("# %12s %12s %8s %10s %10s %10s %8s %6s\n", "size(B)", "count", "iters", "pure(us)",
+               "total(us)", "comp(us)", "overlap%", "valid");
+        return;
+    }
     printf("# %12s %12s %8s %10s %10s %10s %12s %12s %6s\n", "size(B)", "count", "iters", "p50(us)",
            "min(us)", "max(us)", "algbw(GB/s)", "busbw(GB/s)", "valid");
 }
@@ -719,15 +1029,24 @@ static void print_row(const bench_t *b, const shape_t *s, const timing_t *tm, lo
     double busbw = algbw * busbw_factor(o->coll, b->P);
     char valid[16];
     format_valid(bad, valid, sizeof(valid));
-    if (o->csv)
-        printf("%s,%d,%s,%s,%d,%zu,%zu,%ld,%.3f,%.3f,%.3f,%.4f,%.4f,%s\n", coll_names[o->coll], b->P,
+    if (o->csv) {
+        printf("%s,%d,%s,%s,%d,%zu,%zu,%ld,%.3f,%.3f,%.3f,%.4f,%.4f,%s", o->label, b->P,
                dtypes[o->dtype].name, coll_has_op(o->coll) ? op_names[o->op] : "-", o->inplace, s->S,
                s->count, tm->iters, tm->p50 * 1e6, tm->min * 1e6, tm->max * 1e6, algbw, busbw,
                bad < 0 ? "-" : (bad ? "fail" : "ok"));
+        if (o->overlap)
+            printf(",%.3f,%.3f,%.1f,%d", tm->total * 1e6, tm->compute * 1e6, tm->overlap_pct, o->tests);
+        printf("\n");
+    } else if (M_ASYNC == o->mode)
+        printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %6s\n", s->S, s->count, tm->iters, tm->p50 * 1e3,
+               tm->min * 1e3, tm->max * 1e3, valid);
+    else if (o->overlap)
+        printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %8.1f %6s\n", s->S, s->count, tm->iters, tm->p50 * 1e6,
+               tm->total * 1e6, tm->compute * 1e6, tm->overlap_pct, valid);
     else
         printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %12.3f %12.3f %6s\n", s->S, s->count, tm->iters,
                tm->p50 * 1e6, tm->min * 1e6, tm->max * 1e6, algbw, busbw, valid);
-    if (bad > 0) fprintf(stderr, "braid_bench: %s size %zu: %ld wrong elements\n", coll_names[o->coll], s->S, bad);
+    if (bad > 0) fprintf(stderr, "braid_bench: %s size %zu: %ld wrong elements\n", o->label, s->S, bad);
     fflush(stdout);
 }
 
@@ -829,6 +1148,7 @@ int main(int argc, char **argv)
     if (B_REDUCE_LOCAL == o.coll)
         for (size_t i = 0; i < cap / sizeof(double); i++) ((double *)b.sbuf)[i] = 1.0;
 
+    if (o.overlap) b.spin_per_s = calibrate_spin();
     if (0 == b.rank) print_header(&b);
     int failed = 0, nfit = 0;
     double *fit_m = calloc(64, sizeof(double)), *fit_t = calloc(64, sizeof(double));
@@ -842,12 +1162,18 @@ int main(int argc, char **argv)
             break;
         }
         if (B_BARRIER != o.coll && B_PAIRWISE != o.coll) fill_inputs(&b, s.count);
-        timing_t tm = { 0, 0, 0, 0 };
+        timing_t tm = { 0 };
+        if (M_PERSISTENT == o.mode && MPI_SUCCESS != init_persistent(&b, s.count, &b.preq)) {
+            if (0 == b.rank) fprintf(stderr, "braid_bench: %s failed at size %zu\n", o.label, s.S);
+            failed = 1;
+            break;
+        }
         if (time_size(&b, s.count, &tm)) {
-            if (0 == b.rank) fprintf(stderr, "braid_bench: %s returned an error at size %zu\n", coll_names[o.coll], s.S);
+            if (0 == b.rank) fprintf(stderr, "braid_bench: %s returned an error at size %zu\n", o.label, s.S);
             failed = 1;
         }
         long bad = validate_size(&b, s.count);
+        if (M_PERSISTENT == o.mode) MPI_Request_free(&b.preq);
         if (bad > 0) failed = 1;
         if (0 == b.rank) {
             print_row(&b, &s, &tm, bad);
