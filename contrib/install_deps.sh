@@ -6,7 +6,7 @@
 # Does nothing for packages already present. Uses sudo when not root.
 set -euo pipefail
 pkgs=(openmpi-bin libopenmpi-dev libucx-dev check autoconf automake libtool pkg-config make gcc
-      python3-mpi4py python3-numpy)
+      python3-mpi4py python3-numpy xz-utils)
 pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
