@@ -14,17 +14,16 @@
 # The root is made once (debootstrap --variant=minbase, then apt-get install
 # of what braid needs; debootstrap itself is installed on this machine when
 # missing; about a minute here) and reused: a root that has every package is
-# used as it is, one that lacks some gets them. Debian's libopenmpi-dev 5.0
-# lacks headers its opal_config.h names, so the build takes them from the
-# Open MPI source of the installed version (apt-get source, headers only,
-# kept in ROOT/braid/ompi-src; configure --with-ompi-source). While a
-# command runs, /proc, /sys, /dev, /dev/pts and /dev/shm are bind-mounted
+# used as it is, one that lacks some gets them. (Debian's libopenmpi-dev 5.0
+# lacks headers its opal_config.h names: configure fetches them from the
+# source package of the installed version, tools/fetch_ompi_source.sh.)
+# While a command runs, /proc, /sys, /dev, /dev/pts and /dev/shm are bind-mounted
 # into the root; they are unmounted on exit, also on failure or interrupt,
 # and a lock keeps two runs from sharing (and unmounting) one root's mounts.
 #
 # The source tree is copied into the root (ROOT/braid/trees/<this tree's
-# path>/src: the files git
-# tracks plus untracked ones it does not ignore, mtimes kept, so make
+# path>/src: the files git tracks plus untracked ones it does not ignore,
+# or without .git every file but build outputs; mtimes kept, so make
 # rebuilds only what changed; files deleted here stay there) rather than
 # bind-mounted: the root's own
 # autoconf/automake generate its configure and Makefile.in there, and
@@ -48,6 +47,8 @@
 # PRTE_MCA_*, PMIX_MCA_*, UCX_*.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../contrib/braid_env.sh
+. "$top/contrib/braid_env.sh"
 root=${BRAID_OMPI5_ROOT:-/var/tmp/braid-trixie}
 suite=${BRAID_OMPI5_SUITE:-trixie}
 mirror=${BRAID_OMPI5_MIRROR:-http://deb.debian.org/debian}
@@ -185,44 +186,11 @@ setup() {
     say "root $root: $(in_root sh -c 'mpirun --version 2>/dev/null | head -n1')"
 }
 
-# ompi_source: Open MPI's source, headers only, for the devel headers the
-# package lacks (configure --with-ompi-source, see configure.ac); fetched
-# once with apt-get source (deb-src of the same suite), prints its path
-ompi_source() {
-    local ver up dir
-    ver=$(in_root dpkg-query -W -f='${Version}' libopenmpi-dev)
-    up=${ver#*:}; up=${up%-*}
-    dir=/braid/ompi-src/openmpi-$up
-    if [ ! -r "$root$dir/VERSION" ]; then
-        local t0=$SECONDS
-        say "fetching the Open MPI $ver source (headers) with apt-get source"
-        echo "deb-src $mirror $suite main" >"$root/etc/apt/sources.list.d/braid-src.list"
-        in_root apt-get update -qq
-        rm -rf "$root/braid/ompi-src.tmp"
-        mkdir -p "$root/braid/ompi-src.tmp" "$root/braid/ompi-src"
-        in_root /bin/sh -c "cd /braid/ompi-src.tmp &&
-            apt-get source -qq --download-only -o APT::Sandbox::User=root openmpi=$ver >/dev/null &&
-            tar -xf openmpi_$up.orig.tar.* --wildcards '*.h' 'openmpi-$up/VERSION'" ||
-            die "could not fetch the Open MPI $ver source"
-        rm -rf "$root$dir"
-        mv "$root/braid/ompi-src.tmp/openmpi-$up" "$root$dir"
-        rm -rf "$root/braid/ompi-src.tmp"
-        say "Open MPI source headers in $dir ($((SECONDS - t0))s)"
-    fi
-    echo "$dir"
-}
-
-# copy_tree: the source tree (tracked + untracked, not ignored) into ROOT$src
+# copy_tree: the project's files (braid_copy_tree, contrib/braid_env.sh)
+# into ROOT$src
 copy_tree() {
-    mkdir -p "$root$src" "$root$build"
-    if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-        (cd "$top" && git ls-files -z --cached --others --exclude-standard |
-            while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-            tar --null -T - -cf -) | tar -C "$root$src" -xf -
-    else
-        tar -C "$top" --exclude-vcs --exclude-vcs-ignores --exclude='./build*' -cf - . |
-            tar -C "$root$src" -xf -
-    fi
+    mkdir -p "$root$build"
+    braid_copy_tree "$root$src" "$top"
 }
 
 setup
@@ -237,8 +205,6 @@ run)
     in_root /bin/bash -c 'cd "$1" && shift && exec "$@"' bash "$src" "$@" ;;
 build|test)
     copy_tree
-    CONFIGURE_ARGS="--with-ompi-source=$(ompi_source) ${CONFIGURE_ARGS:-}"
-    export CONFIGURE_ARGS
     script='set -e
         cd '"$src"'
         if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
