@@ -9,13 +9,24 @@
 # Then the same unit and MPI tests again in a second build directory
 # configured with --enable-sanitizers (ASan + UBSan; SAN_BUILD_DIR, default
 # build-san; SANITIZERS=0 skips it), and as root once more against Open MPI
-# 5.0 in a Debian 13 root (tools/ompi5.sh; BRAID_OMPI5=0 skips it).
+# 5.0 in a Debian 13 root (tools/ompi5.sh; BRAID_OMPI5=0 skips it), and
+# the README's first command in a pristine Debian 13 root (tools/fresh_root.sh;
+# BRAID_FRESH13=0 skips it). tools/lint.sh --tracked (git tracks no ignored
+# file) runs too; BRAID_LINT=full runs all of lint.sh, 0 none of it.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
+case ${BRAID_LINT:-tracked} in 0|tracked|full) ;;
+*) echo "test.sh: BRAID_LINT must be tracked, full or 0, not '$BRAID_LINT'" >&2; exit 2 ;; esac
 
-# clang + libFuzzer runtime for the rules-parser fuzz step
-BRAID_EXTRA_DEPS="clang libclang-rt-14-dev ${BRAID_EXTRA_DEPS:-}" "$top/contrib/build.sh" "$build"
+# clang + its libFuzzer runtime for the rules-parser fuzz step (the
+# runtime's package is named after clang's major version: 14 on Debian 12,
+# 19 on Debian 13); iproute2 for the multihost cases
+# shellcheck disable=SC2086
+"$top/contrib/install_deps.sh" clang iproute2 ${BRAID_EXTRA_DEPS:-}
+clang_major=$(clang -dumpversion | cut -d. -f1)
+"$top/contrib/install_deps.sh" "libclang-rt-$clang_major-dev"
+"$top/contrib/build.sh" "$build"
 cd "$build"
 status=0
 make -j1 check || status=$?
@@ -62,6 +73,34 @@ if [ "$ompi5" = 1 ] || { [ "$ompi5" = auto ] && [ "$(id -u)" -eq 0 ]; }; then
     [ $o5_status -ne 77 ] && [ -d "$o5_logs" ] && logdirs+=("$o5_logs")
     [ $o5_status -eq 0 ] || [ $o5_status -eq 77 ] || status=$o5_status
 fi
+# tools/lint.sh: by default only its cheap check that git tracks no file
+# .gitignore ignores (--tracked); BRAID_LINT=full runs all of it (cppcheck,
+# gcc -fanalyzer), 0 nothing. Counts as one test in the summary.
+lint_passed=0 lint_failed=0
+case ${BRAID_LINT:-tracked} in
+0) ;;
+full|tracked)
+    l_args=(); [ "${BRAID_LINT:-tracked}" = tracked ] && l_args=(--tracked)
+    if "$top/tools/lint.sh" "${l_args[@]}" >tests/lint.log 2>&1; then lint_passed=1; else lint_failed=1; status=1; fi
+    grep '^lint: ' tests/lint.log || true ;;
+esac
+# the README's first command, contrib/quickstart.sh, exactly as written, as
+# root in a pristine Debian 13 root made for this run by debootstrap and
+# removed after (tools/fresh_root.sh): a fresh machine needs nothing but
+# what the README says. BRAID_FRESH13=1 always, 0 never, auto (default)
+# when root; counts as one test in the summary (77 from fresh_root.sh,
+# where this machine cannot debootstrap or bind-mount: skipped).
+fresh_passed=0 fresh_failed=0
+fresh13=${BRAID_FRESH13:-auto}
+if [ "$fresh13" = 1 ] || { [ "$fresh13" = auto ] && [ "$(id -u)" -eq 0 ]; }; then
+    f_status=0
+    f_start=$SECONDS
+    BRAID_FRESH_SUITE=trixie "$top/tools/fresh_root.sh" contrib/quickstart.sh \
+        >tests/fresh13.log 2>&1 || f_status=$?
+    grep -E '^fresh_root.sh: |losses agree|identical|^install_deps|^configure: (error|fetching)' tests/fresh13.log | tail -n 20
+    echo "fresh13: contrib/quickstart.sh in a pristine Debian 13 root: exit $f_status in $((SECONDS - f_start))s (log: $build/tests/fresh13.log)"
+    case $f_status in 0) fresh_passed=1 ;; 77) ;; *) fresh_failed=1; status=$f_status ;; esac
+fi
 # one summary line over every test program (Check and the MPI runner)
 passed=0 failed=0
 for log in $(find "${logdirs[@]}" -name '*.log' ! -name 'test-suite.log' | sort -u); do
@@ -91,5 +130,6 @@ if [ $status -ne 0 ]; then
             echo "== $f"; grep -E "^FAIL|^not ok|Failures: [1-9]|Errors: [1-9]" "$f" | head -40 || true
         done || true
 fi
+passed=$((passed + fresh_passed + lint_passed)); failed=$((failed + fresh_failed + lint_failed))
 echo "braid tests: $passed passed, $failed failed"
 exit $status
