@@ -7,9 +7,18 @@
  * otherwise the message waits in the destination's unexpected queue. A
  * receive first searches the unexpected queue, oldest first. Sends therefore
  * complete at once and waitall only waits for receives.
+ *
+ * On a fiber (braid_fiber.h) a call runs as a nonblocking collective does
+ * over UCX: its messages carry the fiber's sequence number
+ * (braid_fiber_seq), which must match as the source and folded step must,
+ * so that collectives in flight at once on one communicator never take
+ * each other's messages (0 off a fiber); and waitall tests its requests
+ * and, while any is incomplete, gives the thread back (braid_fiber_yield)
+ * instead of sleeping.
  */
 #include "inproc_transport.h"
 #include "braid_tag.h"
+#include "braid_fiber.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -19,6 +28,7 @@
 struct braid_req {
     int src;
     uint32_t step;
+    uint32_t seq;
     void *buf;
     size_t len;
     int done;
@@ -29,6 +39,7 @@ struct braid_req {
 typedef struct msg {
     int src;
     uint32_t step;
+    uint32_t seq;
     size_t len;
     struct msg *next;
     char data[];
@@ -59,6 +70,13 @@ static void append_req(struct braid_req **head, struct braid_req *r)
     *head = r;
 }
 
+/* The sequence number a call's messages carry: the fiber's, 0 off a fiber. */
+static uint32_t current_seq(void)
+{
+    braid_fiber_t *f = braid_fiber_self();
+    return NULL != f ? braid_fiber_seq(f) : 0;
+}
+
 static void deliver(struct braid_req *r, const void *data, size_t len)
 {
     if (len > r->len) {
@@ -76,7 +94,7 @@ static int inproc_isend(void *state, int peer, braid_step_t step,
 {
     rank_state_t *s = state;
     world_t *w = s->w;
-    uint32_t fstep = braid_tag_fold_step(step);
+    uint32_t fstep = braid_tag_fold_step(step), seq = current_seq();
     *req = NULL;
     if (peer < 0 || peer >= w->P || peer == s->rank) {
         fprintf(stderr, "inproc: rank %d sends to invalid peer %d\n", s->rank, peer);
@@ -85,7 +103,7 @@ static int inproc_isend(void *state, int peer, braid_step_t step,
     pthread_mutex_lock(&w->mu[peer]);
     for (struct braid_req **pp = &w->posted[peer]; *pp; pp = &(*pp)->next) {
         struct braid_req *r = *pp;
-        if (r->src == s->rank && r->step == fstep) {
+        if (r->src == s->rank && r->step == fstep && r->seq == seq) {
             *pp = r->next;
             deliver(r, buf, len);
             pthread_cond_signal(&w->cv[peer]);
@@ -100,6 +118,7 @@ static int inproc_isend(void *state, int peer, braid_step_t step,
     }
     m->src = s->rank;
     m->step = fstep;
+    m->seq = seq;
     m->len = len;
     m->next = NULL;
     if (len) memcpy(m->data, buf, len);
@@ -122,12 +141,13 @@ static int inproc_irecv(void *state, int peer, braid_step_t step,
     if (NULL == r) return BRAID_ERR_NOMEM;
     r->src = peer;
     r->step = braid_tag_fold_step(step);
+    r->seq = current_seq();
     r->buf = buf;
     r->len = len;
     pthread_mutex_lock(&w->mu[s->rank]);
     for (msg_t **mp = &w->unexpected[s->rank]; *mp; mp = &(*mp)->next) {
         msg_t *m = *mp;
-        if (m->src == peer && m->step == r->step) {
+        if (m->src == peer && m->step == r->step && m->seq == r->seq) {
             *mp = m->next;
             deliver(r, m->data, m->len);
             free(m);
@@ -140,11 +160,37 @@ static int inproc_irecv(void *state, int peer, braid_step_t step,
     return BRAID_OK;
 }
 
+/* On a fiber: complete what is done, and give the thread back while
+ * anything is left (the fiber's resumer polls). */
+static int fiber_waitall(world_t *w, int rank, int n, braid_req_t *reqs)
+{
+    int rc = BRAID_OK;
+    for (;;) {
+        bool pending = false;
+        pthread_mutex_lock(&w->mu[rank]);
+        for (int i = 0; i < n; i++) {
+            struct braid_req *r = reqs[i];
+            if (NULL == r) continue;
+            if (!r->done) {
+                pending = true;
+                continue;
+            }
+            if (r->error) rc = BRAID_ERR_TRANSPORT;
+            free(r);
+            reqs[i] = NULL;
+        }
+        pthread_mutex_unlock(&w->mu[rank]);
+        if (!pending) return rc;
+        braid_fiber_yield();
+    }
+}
+
 static int inproc_waitall(void *state, int n, braid_req_t *reqs)
 {
     rank_state_t *s = state;
     world_t *w = s->w;
     int rc = BRAID_OK;
+    if (NULL != braid_fiber_self()) return fiber_waitall(w, s->rank, n, reqs);
     pthread_mutex_lock(&w->mu[s->rank]);
     for (int i = 0; i < n; i++) {
         struct braid_req *r = reqs[i];

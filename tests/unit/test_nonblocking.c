@@ -1,0 +1,491 @@
+/*
+ * test_nonblocking.c - several collectives in flight at once on one
+ * communicator, each on its own fiber (braid_fiber.h), over the in-process
+ * transport: the contract of the nonblocking engine, without MPI.
+ *
+ * Every rank thread posts the same K collectives (a batch) in the same
+ * order, as MPI makes the ranks of a communicator do: collective i runs
+ * the registry algorithm's function on a fiber of its own, with its own
+ * arguments, buffers, scratch cache and strict transport
+ * (strict_transport.h), and the fiber carries the sequence number i + 1,
+ * which the transport matches messages on (inproc_transport.c). The
+ * first segment of every fiber runs in posting order (the post); then the
+ * rank waits for the collectives one by one in a wait order, and every
+ * wait progresses all outstanding fibers - each resumed once per pass, the
+ * pass in a random order (rand_r, seeded per rank) or in posting order -
+ * until the one waited for returns, as MPI's progress does.
+ *
+ * Calls that use the shared-memory segment take a ticket when posted and
+ * run one at a time, in ticket order, each rank on its own (the
+ * component's shm turns, coll_braid_dispatch.c): a fiber whose turn has
+ * not come yields. The hierarchical allreduce runs on node views of a
+ * cyclic or random map (unit_topo.h).
+ *
+ * Checks: every rank's result of every collective against the reference
+ * of its known inputs (unit_check_values; reduce_scatter: nothing written
+ * beyond the result block), every rank returns BRAID_OK, no message left
+ * over, no send buffer reused before its wait, and a barrier returns on no
+ * rank before every rank entered it. A batch that has not finished after
+ * NB_MAX_PASSES progress passes on a rank fails (every rank stops).
+ *
+ * Cases, P = 1..9 and 16:
+ *  mixed       3..8 collectives of every kind, the algorithm, op, count
+ *              (0, 1, P-1, P+1, 2P+3, 1001, 10007), root, in place,
+ *              chunk and uneven reduce_scatter counts drawn per batch;
+ *              waited for in a random order per rank, random passes
+ *  every_alg   one batch per collective with every algorithm of it in
+ *              flight at once (every allreduce algorithm that takes the
+ *              op), and one with every algorithm of every collective
+ *  split_order the batches of mixed, waited for in reverse posting order
+ *              on even ranks and in posting order on odd ones, passes in
+ *              posting order
+ *
+ * UNIT_ALG=name[,name...] (unit_coll.h) keeps only those algorithms in
+ * the batches.
+ */
+#include <sched.h>
+#include <stdatomic.h>
+
+#include "unit_coll.h"
+#include "unit_topo.h"
+#include "braid_fiber.h"
+
+#define NB_MAX_K 32
+/* A rank declares the batch hung after NB_STALL_PASSES progress passes in
+ * which no rank saw anything move (a message sent, an shm call begun, a
+ * fiber returned), or after NB_MAX_PASSES passes in all. A passing batch
+ * takes a few thousand passes in all. */
+#define NB_STALL_PASSES 50000ul
+#define NB_MAX_PASSES 10000000ul
+/* the largest slot of the batch's shm segment */
+#define NB_SHM_SLOT_MAX ((size_t)64 << 10)
+
+static const int nb_p_list[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16 };
+#define NB_NP ((int)(sizeof nb_p_list / sizeof *nb_p_list))
+#define NB_VARIANTS 4
+
+typedef enum {
+    NB_WAIT_RANDOM,   /* random wait order per rank, random passes */
+    NB_WAIT_SPLIT     /* even ranks reverse, odd ranks posting order; passes in posting order */
+} nb_wait_t;
+
+/* One batch: K collectives on P ranks. */
+typedef struct nb_batch {
+    int P, K;
+    nb_wait_t wait;
+    unsigned seed;
+    unit_run_t *R[NB_MAX_K];            /* every rank's buffers and arguments of collective i */
+    uint32_t seq[NB_MAX_K];             /* the sequence number of collective i's fiber */
+    int ticket[NB_MAX_K];               /* shm turn, -1 when it does not use the segment */
+    size_t rcounts[NB_MAX_K][UNIT_MAX_P];
+    /* hierarchical allreduce: the node map and phases */
+    uint64_t key[NB_MAX_K][UNIT_MAX_P];
+    braid_hier_t phases[NB_MAX_K];
+    /* the shm segment and each rank's view of it */
+    void *shm_seg;
+    size_t shm_slot;
+    braid_shm_t shm[UNIT_MAX_P];
+    int shm_turn[UNIT_MAX_P];           /* the ticket whose turn it is on the rank */
+    /* what the ranks saw */
+    atomic_int entered[NB_MAX_K];       /* ranks that started collective i */
+    atomic_int early[NB_MAX_K];         /* barrier i returned before every rank entered */
+    atomic_int abort;                   /* a rank gave up: every rank stops */
+    atomic_ulong progress;              /* bumped by a rank that saw something move */
+    int rc[NB_MAX_K][UNIT_MAX_P];
+    int violations[NB_MAX_K][UNIT_MAX_P];
+    int rank_rc[UNIT_MAX_P];
+    unsigned long passes[UNIT_MAX_P];
+} nb_batch_t;
+
+/* One collective on one rank: the fiber's job. */
+typedef struct nb_job {
+    nb_batch_t *B;
+    int i, rank;
+    braid_comm_t comm;        /* the rank's communicator, this collective's copy */
+    strict_state_t strict;
+    braid_scratch_t scratch;
+    braid_coll_args_t a;
+    unit_views_t *views;      /* hierarchical: the node and leader views */
+    unit_topo_ctx_t topo;
+    braid_hier_t hier;
+    int rc, violations;
+} nb_job_t;
+
+/* ------------------------------------------------------------------ */
+/* the fiber's job                                                     */
+/* ------------------------------------------------------------------ */
+
+static int nb_job_run(void *p)
+{
+    nb_job_t *j = p;
+    nb_batch_t *B = j->B;
+    const unit_run_t *R = B->R[j->i];
+    if (B->ticket[j->i] >= 0) {
+        /* the shm tier: one call at a time, in ticket order (the resumer
+         * bounds this loop: it stops resuming after NB_MAX_PASSES) */
+        while (B->shm_turn[j->rank] != B->ticket[j->i]) {
+            if (atomic_load(&B->abort)) return BRAID_ERR_TRANSPORT;
+            braid_fiber_yield();
+        }
+        j->comm.shm = &B->shm[j->rank];
+    }
+    atomic_fetch_add(&B->entered[j->i], 1);
+    braid_comm_t *c = &j->comm;
+    if (unit_alg_has(R->coll, R->alg, BRAID_OPT_HIER)) {
+        j->views = calloc(1, sizeof *j->views);
+        unit_views_init(j->views, &j->comm, B->key[j->i]);
+        j->hier = B->phases[j->i];
+        j->hier.node = &j->views->node.comm;
+        j->hier.leaders = braid_subcomm_is_member(&j->views->leaders) ? &j->views->leaders.comm : NULL;
+        j->a.hier = &j->hier;
+        c = &j->views->counted;
+    }
+    j->a.scratch = &j->scratch;
+    strict_wrap(c, &j->strict);
+    j->rc = R->fn(c, &j->a);
+    j->violations = strict_unwrap(c, &j->strict);
+    braid_scratch_release(&j->scratch);
+    if (j->views) {
+        unit_views_fini(j->views, &j->comm, &j->topo);
+        free(j->views);
+        j->views = NULL;
+    }
+    if (BRAID_COLL_BARRIER == R->coll && atomic_load(&B->entered[j->i]) != B->P)
+        atomic_fetch_add(&B->early[j->i], 1);
+    if (B->ticket[j->i] >= 0) B->shm_turn[j->rank]++;
+    return j->rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* one rank: post, then wait in the rank's order                       */
+/* ------------------------------------------------------------------ */
+
+static void nb_shuffle(int *v, int n, unsigned *rs)
+{
+    for (int k = n - 1; k > 0; k--) {
+        int m = (int)(rand_r(rs) % (unsigned)(k + 1)), t = v[k];
+        v[k] = v[m];
+        v[m] = t;
+    }
+}
+
+/* What this rank has done so far: messages its fibers sent, shm calls
+ * begun, fibers returned. */
+static unsigned long nb_moved(const nb_batch_t *B, const nb_job_t *jobs, const bool *done)
+{
+    unsigned long n = 0;
+    for (int i = 0; i < B->K; i++) {
+        n += jobs[i].comm.stats.msgs_sent + done[i];
+        if (jobs[i].views) n += jobs[i].views->counted.stats.msgs_sent;
+    }
+    return n + B->shm[jobs[0].rank].seq;
+}
+
+static int nb_rank(braid_comm_t *c, void *arg)
+{
+    nb_batch_t *B = arg;
+    int K = B->K, rank = c->rank;
+    unsigned rs = B->seed * 2654435761u + (unsigned)rank * 40503u + 1u;
+    if (NULL != B->shm_seg) {
+        int rc = braid_shm_attach(&B->shm[rank], B->shm_seg, rank, c->size, true);
+        if (BRAID_OK != rc) return rc;
+    }
+    nb_job_t *jobs = calloc((size_t)K, sizeof *jobs);
+    braid_fiber_t *f[NB_MAX_K];
+    bool done[NB_MAX_K];
+    int rc = BRAID_OK;
+    /* post: every fiber's first segment, in posting order */
+    for (int i = 0; i < K; i++) {
+        nb_job_t *j = &jobs[i];
+        j->B = B;
+        j->i = i;
+        j->rank = rank;
+        j->comm = *c;
+        j->comm.shm = NULL;
+        memset(&j->comm.stats, 0, sizeof j->comm.stats);
+        j->a = B->R[i]->args;
+        j->a.sbuf = B->R[i]->sbuf[rank];
+        j->a.rbuf = B->R[i]->rbuf[rank];
+        f[i] = braid_fiber_get(nb_job_run, j);
+        if (NULL == f[i]) {
+            fprintf(stderr, "rank %d: no fiber for collective %d\n", rank, i);
+            atomic_store(&B->abort, 1);
+            return BRAID_ERR_NOMEM;
+        }
+        braid_fiber_set_seq(f[i], B->seq[i]);
+        done[i] = braid_fiber_resume(f[i]);
+    }
+    /* the wait order */
+    int order[NB_MAX_K];
+    for (int i = 0; i < K; i++) order[i] = i;
+    bool reverse = NB_WAIT_SPLIT == B->wait && 0 == rank % 2;
+    if (reverse)
+        for (int i = 0; i < K; i++) order[i] = K - 1 - i;
+    if (NB_WAIT_RANDOM == B->wait) nb_shuffle(order, K, &rs);
+    unsigned long passes = 0, stall = 0, seen = 0, seen_all = 0;
+    for (int w = 0; w < K && BRAID_OK == rc; w++) {
+        int t = order[w];
+        /* wait for t: every pass resumes each outstanding fiber once */
+        while (!done[t]) {
+            unsigned long moved = nb_moved(B, jobs, done), all;
+            if (moved != seen) {
+                seen = moved;
+                atomic_fetch_add(&B->progress, 1);
+            }
+            if ((all = atomic_load(&B->progress)) != seen_all) {
+                seen_all = all;
+                stall = 0;
+            }
+            if (++passes > NB_MAX_PASSES || ++stall > NB_STALL_PASSES || atomic_load(&B->abort)) {
+                if (!atomic_load(&B->abort))
+                    fprintf(stderr, "rank %d: collective %d not done after %lu passes, %lu without "
+                            "progress\n", rank, t, passes - 1, stall - 1);
+                atomic_store(&B->abort, 1);
+                rc = BRAID_ERR_TRANSPORT;
+                break;
+            }
+            int out[NB_MAX_K], n = 0;
+            for (int i = 0; i < K; i++)
+                if (!done[i]) out[n++] = i;
+            if (NB_WAIT_RANDOM == B->wait) nb_shuffle(out, n, &rs);
+            bool returned = false;
+            for (int k = 0; k < n; k++)
+                if ((done[out[k]] = braid_fiber_resume(f[out[k]]))) returned = true;
+            /* the other ranks' threads are what the fibers wait for */
+            if (!returned) sched_yield();
+        }
+    }
+    B->passes[rank] = passes;
+    if (BRAID_OK == rc)
+        for (int i = 0; i < K; i++) {
+            B->rc[i][rank] = braid_fiber_result(f[i]);
+            B->violations[i][rank] = jobs[i].violations;
+            braid_fiber_put(f[i]);
+        }
+    /* a fiber that did not return keeps its job: it is never resumed again */
+    if (BRAID_OK == rc) free(jobs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* batches                                                             */
+/* ------------------------------------------------------------------ */
+
+/* The v-th (cyclically) algorithm of coll that runs on messages alone
+ * (the hierarchical allreduce's phases: its views have no segment). */
+static int nb_message_alg(braid_coll_t coll, int v)
+{
+    int n = 0, ids[BRAID_MAX_ALGS];
+    for (int alg = 1; alg < braid_alg_count(coll); alg++)
+        if (!unit_alg_has(coll, alg, BRAID_OPT_HIER | BRAID_OPT_SHM)) ids[n++] = alg;
+    return ids[v % n];
+}
+
+static unsigned nb_rand(unsigned *s) { return (unsigned)rand_r(s); }
+
+/* Collective i of B: algorithm alg of coll, the rest drawn from *s. */
+static void nb_add(nb_batch_t *B, braid_coll_t coll, int alg, unsigned *s)
+{
+    int P = B->P, i = B->K++;
+    ck_assert_int_lt(i, NB_MAX_K);
+    static const size_t fixed[] = { 0, 1, 1001, 10007 };
+    size_t counts[8];
+    int nc = 0;
+    for (int k = 0; k < 4; k++) counts[nc++] = fixed[k];
+    if (P > 2) counts[nc++] = (size_t)P - 1;
+    counts[nc++] = (size_t)P + 1;
+    counts[nc++] = 2 * (size_t)P + 3;
+    unit_case_t k = { .count = counts[nb_rand(s) % (unsigned)nc] };
+    k.root = (int)(nb_rand(s) % (unsigned)P);
+    k.in_place = nb_rand(s) & 1;
+    if (BRAID_COLL_ALLREDUCE == coll || BRAID_COLL_REDUCE == coll || BRAID_COLL_REDUCE_SCATTER == coll) {
+        static const unit_op_kind_t kinds[] = { UNIT_OP_SUM_I64, UNIT_OP_SUM_F64, UNIT_OP_MATMUL };
+        k.kind = kinds[nb_rand(s) % 3];
+        k.exact = UNIT_OP_SUM_F64 != k.kind && (nb_rand(s) & 1);
+        bool comm = UNIT_OP_MATMUL != k.kind;
+        if (!braid_alg_takes_op(coll, alg, P, comm, k.exact)) {
+            k.exact = true;
+            if (!braid_alg_takes_op(coll, alg, P, comm, true)) k.kind = UNIT_OP_SUM_I64;
+        }
+        ck_assert(braid_alg_takes_op(coll, alg, P, UNIT_OP_MATMUL != k.kind, k.exact));
+        k.null_rbuf = !k.in_place && (nb_rand(s) & 2);
+    }
+    if (BRAID_COLL_BCAST == coll) k.count = k.count * 8 + (nb_rand(s) & 1);
+    if (BRAID_COLL_ALLGATHER == coll) k.esize = (nb_rand(s) & 1) ? 8 : 3;
+    if (BRAID_COLL_REDUCE_SCATTER == coll && (nb_rand(s) & 1)) {
+        /* uneven: 0..6 per rank, a large block on one rank now and then */
+        for (int r = 0; r < P; r++) B->rcounts[i][r] = nb_rand(s) % 7;
+        if (nb_rand(s) & 1) B->rcounts[i][nb_rand(s) % (unsigned)P] = 1000 + nb_rand(s) % 100;
+        k.rcounts = B->rcounts[i];
+    }
+    bool shm = unit_alg_has(coll, alg, BRAID_OPT_SHM);
+    if (unit_alg_has(coll, alg, BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK) && (nb_rand(s) & 1)) {
+        size_t es = BRAID_COLL_BCAST == coll ? 1 : BRAID_COLL_ALLGATHER == coll ? k.esize
+                                                                               : unit_op_esize(k.kind);
+        k.params.chunk_bytes = (1 + nb_rand(s) % 3) * es * (k.count > 1001 ? 64 : 1);
+    }
+    B->R[i] = unit_run_new(coll, alg, P, &k);
+    if (shm && unit_case_bytes(B->R[i]) > NB_SHM_SLOT_MAX) {
+        /* no single-copy reader here: the bytes must fit a slot */
+        unit_run_free(B->R[i]);
+        k.count = (size_t)P + 1;
+        k.rcounts = NULL;
+        B->R[i] = unit_run_new(coll, alg, P, &k);
+    }
+    unit_run_t *R = B->R[i];
+    B->seq[i] = (uint32_t)i + 1;
+    B->ticket[i] = -1;
+    if (shm) {
+        int t = 0;
+        for (int j = 0; j < i; j++) t += B->ticket[j] >= 0;
+        B->ticket[i] = t;
+        size_t bytes = unit_case_bytes(R);
+        if (bytes > B->shm_slot) B->shm_slot = bytes;
+    }
+    if (unit_alg_has(coll, alg, BRAID_OPT_HIER)) {
+        int nodes = 1 + P % 3 < P ? 1 + P % 3 : P;
+        unit_make_map((i + P) % 2 ? UNIT_MAP_RANDOM : UNIT_MAP_CYCLIC, P, nodes, B->seed + (unsigned)i,
+                      B->key[i]);
+        braid_hier_t *h = &B->phases[i];
+        memset(h, 0, sizeof *h);
+        int v = (int)nb_rand(s);
+        h->node_reduce = braid_algorithm(BRAID_COLL_REDUCE, nb_message_alg(BRAID_COLL_REDUCE, v))->run;
+        h->node_bcast = braid_algorithm(BRAID_COLL_BCAST, nb_message_alg(BRAID_COLL_BCAST, v))->run;
+        h->leaders_allreduce =
+            braid_algorithm(BRAID_COLL_ALLREDUCE, nb_message_alg(BRAID_COLL_ALLREDUCE, v))->run;
+        h->node_bcast_params.chunk_bytes = v % 2 ? 64 : 0;
+    }
+    size_t n = strlen(R->what);
+    snprintf(R->what + n, sizeof R->what - n, " [collective %d of the batch, seq %u, shm ticket %d]", i,
+             B->seq[i], B->ticket[i]);
+}
+
+static nb_batch_t *nb_new(int P, unsigned seed, nb_wait_t wait)
+{
+    nb_batch_t *B = calloc(1, sizeof *B);
+    B->P = P;
+    B->seed = seed;
+    B->wait = wait;
+    return B;
+}
+
+/* Selected algorithms of coll (UNIT_ALG). */
+static int nb_nsel(braid_coll_t coll)
+{
+    int n = 0;
+    for (int alg = 1; alg < braid_alg_count(coll); alg++) n += unit_alg_selected(coll, alg);
+    return n;
+}
+
+/* A batch of 3..8 collectives drawn from seed: the collective, then one
+ * of its selected algorithms. */
+static nb_batch_t *nb_mixed(int P, unsigned seed, nb_wait_t wait)
+{
+    nb_batch_t *B = nb_new(P, seed, wait);
+    unsigned s = seed;
+    int K = 3 + (int)(nb_rand(&s) % 6);
+    braid_coll_t colls[BRAID_COLL_N];
+    int ncolls = 0;
+    for (int c = 0; c < BRAID_COLL_N; c++)
+        if (nb_nsel((braid_coll_t)c)) colls[ncolls++] = (braid_coll_t)c;
+    ck_assert_int_gt(ncolls, 0);
+    for (int i = 0; i < K; i++) {
+        braid_coll_t coll = colls[nb_rand(&s) % (unsigned)ncolls];
+        nb_add(B, coll, unit_nth_alg(coll, (int)(nb_rand(&s) % (unsigned)nb_nsel(coll))), &s);
+    }
+    return B;
+}
+
+/* Run B and check every collective; frees B. */
+static void nb_run_check(nb_batch_t *B)
+{
+    int P = B->P;
+    for (int i = 0; i < B->K && NULL == B->shm_seg; i++)
+        if (B->ticket[i] >= 0) B->shm_seg = unit_shm_segment(P, 3, B->shm_slot ? B->shm_slot : 1);
+    inproc_result_t res = inproc_run(P, nb_rank, NULL, B);
+    free(res.stats);
+    char what[160];
+    snprintf(what, sizeof what, "P=%d seed=%u K=%d wait=%s", P, B->seed, B->K,
+             NB_WAIT_RANDOM == B->wait ? "random" : "split");
+    unsigned long most = 0;
+    for (int r = 0; r < P; r++) most = B->passes[r] > most ? B->passes[r] : most;
+    ck_assert_msg(0 == atomic_load(&B->abort) && BRAID_OK == res.rc,
+                  "%s: the batch did not finish (rc %d, most passes %lu): first collective %s", what,
+                  res.rc, most, B->R[0]->what);
+    ck_assert_msg(0 == res.leftover_msgs, "%s: %d messages left", what, res.leftover_msgs);
+    for (int i = 0; i < B->K; i++) {
+        unit_run_t *R = B->R[i];
+        int bad_rc = 0, viol = 0;
+        for (int r = 0; r < P; r++) {
+            bad_rc += BRAID_OK != B->rc[i][r];
+            viol += B->violations[i][r];
+        }
+        ck_assert_msg(0 == bad_rc, "%s: %s: %d ranks returned an error (rank 0: %d)", what, R->what, bad_rc,
+                      B->rc[i][0]);
+        ck_assert_msg(0 == viol, "%s: %s: %d send-buffer violations", what, R->what, viol);
+        ck_assert_msg(0 == atomic_load(&B->early[i]), "%s: %s: returned on %d ranks before every rank entered",
+                      what, R->what, atomic_load(&B->early[i]));
+        ck_assert_msg(P == atomic_load(&B->entered[i]), "%s: %s: entered by %d ranks", what, R->what,
+                      atomic_load(&B->entered[i]));
+        unit_check_values(R);
+        unit_check_untouched(R, true);
+        unit_run_free(R);
+    }
+    free(B->shm_seg);
+    free(B);
+    braid_fiber_pool_release();
+}
+
+/* ------------------------------------------------------------------ */
+/* tests                                                               */
+/* ------------------------------------------------------------------ */
+
+START_TEST(mixed)
+{
+    int P = nb_p_list[_i / NB_VARIANTS], v = _i % NB_VARIANTS;
+    nb_run_check(nb_mixed(P, 1000u * (unsigned)P + (unsigned)v, NB_WAIT_RANDOM));
+}
+END_TEST
+
+START_TEST(split_order)
+{
+    int P = nb_p_list[_i / NB_VARIANTS], v = _i % NB_VARIANTS;
+    nb_run_check(nb_mixed(P, 1000u * (unsigned)P + (unsigned)v, NB_WAIT_SPLIT));
+}
+END_TEST
+
+/* _i: P index * (BRAID_COLL_N + 1) + collective (BRAID_COLL_N: all) */
+START_TEST(every_alg)
+{
+    int P = nb_p_list[_i / (BRAID_COLL_N + 1)], which = _i % (BRAID_COLL_N + 1);
+    unsigned s = 77u + (unsigned)_i;
+    nb_batch_t *B = nb_new(P, s, NB_WAIT_RANDOM);
+    for (int c = 0; c < BRAID_COLL_N; c++) {
+        if (which != BRAID_COLL_N && which != c) continue;
+        for (int alg = 1; alg < braid_alg_count((braid_coll_t)c); alg++)
+            if (unit_alg_selected((braid_coll_t)c, alg)) nb_add(B, (braid_coll_t)c, alg, &s);
+    }
+    if (0 == B->K) {
+        free(B);
+        return;
+    }
+    nb_run_check(B);
+}
+END_TEST
+
+int main(void)
+{
+    /* UNIT_ALG: every name must be an algorithm of some collective
+     * (checked against a collective that has one of them; exits 99
+     * listing the valid names otherwise) */
+    braid_coll_t check = BRAID_COLL_ALLREDUCE;
+    for (int c = 0; c < BRAID_COLL_N; c++)
+        if (nb_nsel((braid_coll_t)c)) check = (braid_coll_t)c;
+    unit_alg_filter(check);
+    Suite *s = suite_create("nonblocking");
+    TCase *tc = unit_tcase(s, "in_flight", 120);
+    tcase_add_loop_test(tc, mixed, 0, NB_NP * NB_VARIANTS);
+    tcase_add_loop_test(tc, every_alg, 0, NB_NP * (BRAID_COLL_N + 1));
+    tcase_add_loop_test(tc, split_order, 0, NB_NP * NB_VARIANTS);
+    return unit_run_suite(s);
+}
