@@ -45,6 +45,7 @@
  */
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "unit_coll.h"
 #include "unit_topo.h"
@@ -53,9 +54,15 @@
 #define NB_MAX_K 32
 /* A rank declares the batch hung after NB_STALL_PASSES progress passes in
  * which no rank saw anything move (a message sent, an shm call begun, a
- * fiber returned), or after NB_MAX_PASSES passes in all. A passing batch
- * takes a few thousand passes in all. */
-#define NB_STALL_PASSES 50000ul
+ * fiber returned), or after NB_MAX_PASSES passes in all. A pass that
+ * returns no fiber gives the core up: sched_yield for the first
+ * NB_SPIN_PASSES passes without progress, then a sleep of NB_NAP_NS, so
+ * that a peer thread kept off the core by a loaded machine is waited for
+ * seconds, not passes (at least 2 s before the batch is declared hung). A
+ * passing batch takes a few thousand passes in all. */
+#define NB_STALL_PASSES 40000ul
+#define NB_SPIN_PASSES 1000ul
+#define NB_NAP_NS 50000l
 #define NB_MAX_PASSES 10000000ul
 /* the largest slot of the batch's shm segment */
 #define NB_SHM_SLOT_MAX ((size_t)64 << 10)
@@ -252,7 +259,8 @@ static int nb_rank(braid_comm_t *c, void *arg)
             for (int k = 0; k < n; k++)
                 if ((done[out[k]] = braid_fiber_resume(f[out[k]]))) returned = true;
             /* the other ranks' threads are what the fibers wait for */
-            if (!returned) sched_yield();
+            if (!returned && stall <= NB_SPIN_PASSES) sched_yield();
+            else if (!returned) nanosleep(&(struct timespec){ 0, NB_NAP_NS }, NULL);
         }
     }
     B->passes[rank] = passes;
