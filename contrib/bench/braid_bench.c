@@ -57,7 +57,8 @@
  *                       the clock, no MPI call), wait; reported t_total and
  *                       t_compute (p50s) and
  *                       overlap = max(0, 100 (1 - (t_total - t_compute) / t_pure)).
- *                       --tests N calls MPI_Test N times spread over the compute.
+ *                       --tests N calls MPI_Test N times spread over the compute
+ *                       (their time is part of t_compute, as in OSU).
  *   -c async_iallreduce, async_ibcast: rank 0 posts, sleeps (--sleep-ms, default
  *                       200, usleep: no MPI call), waits; the other ranks post
  *                       and time their MPI_Wait alone. Reported: the slowest
