@@ -76,6 +76,9 @@ echo "$me: fetching the source of $srcpkg $srcver (the installed $pkg's) with ap
 # shellcheck disable=SC2086
 apt-get $apt_opts -qq update >"$tmp/apt.log" 2>&1 ||
     { tail -n 5 "$tmp/apt.log" >&2; die "apt-get update failed (no network?)"; }
+# (apt-get update succeeds when it could download nothing)
+ls "$tmp/lists/"*Sources* >/dev/null 2>&1 ||
+    { tail -n 5 "$tmp/apt.log" >&2; die "apt-get update fetched no source index (no network, or no mirror reachable)"; }
 # shellcheck disable=SC2086
 (cd "$tmp/src" && apt-get $apt_opts -qq source --download-only "$srcpkg=$srcver") >"$tmp/apt.log" 2>&1 ||
     { tail -n 5 "$tmp/apt.log" >&2; die "apt-get source $srcpkg=$srcver failed (is that version still in the archive?)"; }
