@@ -113,7 +113,7 @@ PY
 # shellcheck source=contrib/braid_env.sh
 source "$here/braid_env.sh"
 braid_env_setup "$compdir" >/dev/null 2>&1 || true
-check=$(mpirun --allow-run-as-root -np 1 --mca coll_braid_rules_file "$(realpath "$out")" \
+check=$(timeout -k 5 120 mpirun --allow-run-as-root -np 1 --mca coll_braid_rules_file "$(realpath "$out")" \
         --mca coll_braid_verbose 10 true 2>&1 || true)
 if grep -q "ignoring rules file" <<<"$check"; then
     echo "tune.sh: braid rejected $out:" >&2

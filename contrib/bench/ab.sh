@@ -23,8 +23,10 @@ while getopts "a:b:n:r:c:e:t:o:" opt; do
 done
 [ -n "$A" ] && [ -n "$B" ] || { echo "ab.sh: -a and -b are required" >&2; exit 2; }
 bench=$B/contrib/bench/braid_bench
-pkglib=$(ompi_info --path pkglibdir --parsable | cut -d: -f3)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=contrib/braid_env.sh
+source "$here/../braid_env.sh"
+pkglib=$(braid_pkglibdir)
+braid_run_as_root
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 run() { # variant component-dir extra-mca...

@@ -43,13 +43,13 @@ braid_args=("$@")
 bench=$build/contrib/bench/comm_cycle
 so=$build/.libs/mca_coll_braid.so
 [ -x "$bench" ] && [ -f "$so" ] || { echo "comm_cycle.sh: build $build first (make)" >&2; exit 2; }
-pkglib=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=contrib/braid_env.sh
+source "$top/contrib/braid_env.sh"
+pkglib=$(braid_pkglibdir)
+braid_run_as_root
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # only this build's braid (no installed one) next to Open MPI's components
-# shellcheck source=tests/mpi/component_dir.sh
-source "$top/tests/mpi/component_dir.sh"
 compdir=$(braid_component_dir "$so" "$pkglib")
 otherdir=""
 if [ -n "$other" ]; then

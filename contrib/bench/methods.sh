@@ -20,8 +20,10 @@ while getopts n:r:e:b:c: o; do
     *) sed -n '2,13p' "$0"; exit 2 ;;
     esac
 done
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ompi_dir=$(ompi_info --path pkglibdir 2>/dev/null | awk -F': ' '{print $2}' | tr -d ' ')
+# shellcheck source=contrib/braid_env.sh
+source "$(dirname "$0")/../braid_env.sh"
+braid_run_as_root
+ompi_dir=$(braid_pkglibdir)
 export OMPI_MCA_mca_base_component_path="$BUILD/.libs${ompi_dir:+:$ompi_dir}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

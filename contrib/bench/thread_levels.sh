@@ -20,8 +20,10 @@ while getopts "n:r:b:" opt; do
     esac
 done
 py=${BRAID_PYTHON:-/usr/bin/python3}
-pkglib=$(ompi_info --path pkglibdir --parsable | cut -d: -f3)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=contrib/braid_env.sh
+source "$top/contrib/braid_env.sh"
+pkglib=$(braid_pkglibdir)
+braid_run_as_root
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 mpi() { # variant mode command...

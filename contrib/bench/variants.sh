@@ -56,8 +56,8 @@ if [ "$hosts" -gt 0 ] && [ -z "${BRAID_MH_MPIRUN_LAUNCH+x}" ]; then
         BRAID_MH_EXEC="$(printf '%q ' bash "$0" -b "$build" "${args[@]}")" \
         exec bash "$top/tests/multihost/run_multihost.sh"
 fi
-# shellcheck source=tests/mpi/mpirun_compat.sh
-source "$top/tests/mpi/mpirun_compat.sh"
+# shellcheck source=contrib/braid_env.sh
+source "$top/contrib/braid_env.sh"
 launch=()
 if [ -n "${BRAID_MH_MPIRUN_LAUNCH:-}" ]; then
     read -r -a launch <<<"$BRAID_MH_MPIRUN_LAUNCH"
@@ -66,8 +66,8 @@ fi
 launch+=(--oversubscribe --bind-to none)
 braid_mpirun_map launch
 
-pkglib=$(ompi_info --path pkglibdir --parsable | cut -d: -f3)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+pkglib=$(braid_pkglibdir)
+braid_run_as_root
 export OMPI_MCA_mca_base_component_path=$build/.libs:$pkglib
 # under PRRTE the path reaches PMIx too, which would report every Open MPI
 # file in it; PMIx gets its own plugin directory back

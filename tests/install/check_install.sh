@@ -29,8 +29,8 @@ compdir=$(mk BRAID_COMPONENT_DIR)
 rankdir=$(mk BRAID_RANK_COMPONENT_DIR)
 override=$(mk BRAID_PMIX_OVERRIDE_FILE)
 [ -n "$compdir" ] || { echo "check_install: no BRAID_COMPONENT_DIR in $builddir/Makefile" >&2; exit 99; }
-# shellcheck source=tests/mpi/mpirun_compat.sh
-source "$srcdir/tests/mpi/mpirun_compat.sh"
+# shellcheck source=contrib/braid_env.sh
+source "$srcdir/contrib/braid_env.sh"
 
 passed=0 failed=0
 ok() { echo "PASS: $*"; passed=$((passed + 1)); }

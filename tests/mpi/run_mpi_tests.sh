@@ -4,7 +4,7 @@
 #
 # Environment (set by 'make check'): BRAID_BUILDDIR, BRAID_SRCDIR, OMPI_PKGLIBDIR.
 # Open MPI 5 (PRRTE): the same cases, written for ORTE and mapped by
-# mpirun_compat.sh (MCA fields and MPI_TEST_MPIRUN_ARGS alike).
+# braid_mpirun_map, contrib/braid_env.sh (MCA fields and MPI_TEST_MPIRUN_ARGS alike).
 # Optional: MPI_TEST_TIMEOUT (seconds per mpirun, default 240),
 #           MPI_TEST_FILTER (regex on the case description),
 #           MPI_TEST_LIST (another list file),
@@ -13,7 +13,9 @@
 set -u
 builddir=${BRAID_BUILDDIR:-$(pwd)}
 srcdir=${BRAID_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-pkglibdir=${OMPI_PKGLIBDIR:-$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')}
+# shellcheck source=contrib/braid_env.sh
+source "$srcdir/contrib/braid_env.sh"
+pkglibdir=$(braid_pkglibdir)
 list=${MPI_TEST_LIST:-$srcdir/tests/mpi/mpi_tests.list}
 timeout_s=${MPI_TEST_TIMEOUT:-240}
 filter=${MPI_TEST_FILTER:-}
@@ -37,21 +39,17 @@ if ldd "$so" 2>/dev/null | grep -q libasan; then san_component=1; fi
 
 # A component directory holding Open MPI's own components and the braid just
 # built (and no other braid, e.g. an installed one).
-# shellcheck source=tests/mpi/component_dir.sh
-source "$srcdir/tests/mpi/component_dir.sh"
 compdir=$(braid_component_dir "$so" "$pkglibdir") || exit 99
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/braid-mpitests.XXXXXX")
 trap 'rm -rf "$compdir"' EXIT
 export OMPI_MCA_mca_base_component_path=$compdir
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+braid_run_as_root
 # keep runs quiet and independent of the host's network
 export OMPI_MCA_btl_base_warn_component_unused=0
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
 # Open MPI 5 launches with PRRTE (PMIx) instead of ORTE: every mpirun
-# command line below is written for ORTE and mapped (mpirun_compat.sh)
-# shellcheck source=tests/mpi/mpirun_compat.sh
-source "$srcdir/tests/mpi/mpirun_compat.sh"
+# command line below is written for ORTE and mapped (braid_mpirun_map)
 BRAID_OMPI_MAJOR=$(braid_ompi_major)
 export BRAID_OMPI_MAJOR
 braid_mpirun_env

@@ -143,11 +143,11 @@ launch=(--hostfile "$tmp/hostfile" --mca plm_rsh_agent "$tmp/agent" --mca plm_rs
         ${BRAID_MH_MPIRUN_ARGS:-})
 
 # --- sanity: one rank per slot, each host its own hostname and boot id ----
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=contrib/braid_env.sh
+source "$srcdir/contrib/braid_env.sh"
+braid_run_as_root
 # launch is written for ORTE (Open MPI 4.1); under PRRTE (5.0) the agent is
 # plm_ssh_agent and so on (the cases below are mapped by run_mpi_tests.sh)
-# shellcheck source=tests/mpi/mpirun_compat.sh
-source "$srcdir/tests/mpi/mpirun_compat.sh"
 braid_mpirun_env
 sanity_launch=("${launch[@]}")
 braid_mpirun_map sanity_launch
@@ -171,7 +171,7 @@ for i in $(seq 1 "$nhosts"); do rx_before+=("$(cat /sys/class/net/${tag}v$i/stat
 if [ -n "${BRAID_MH_EXEC:-}" ]; then
     # --- a command instead of the cases (contrib/bench/variants.sh -H): it
     # gets the launcher arguments, written for ORTE as MPI_TEST_MPIRUN_ARGS
-    # (tests/mpi/mpirun_compat.sh maps them), and the slot count
+    # (braid_mpirun_map in contrib/braid_env.sh maps them), and the slot count
     BRAID_MH_MPIRUN_LAUNCH="${launch[*]}" BRAID_MH_NP=$np bash -c "$BRAID_MH_EXEC"
     rc=$?
 else

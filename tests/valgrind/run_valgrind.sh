@@ -30,14 +30,14 @@ for p in mpi_barrier_bcast mpi_reductions mpi_faults mpi_stress; do
     [ -x "$builddir/tests/mpi/$p" ] || make -C "$builddir" "tests/mpi/$p" >/dev/null || exit 99
 done
 
-pkglibdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
-# shellcheck source=tests/mpi/component_dir.sh
-source "$srcdir/tests/mpi/component_dir.sh"
+# shellcheck source=contrib/braid_env.sh
+source "$srcdir/contrib/braid_env.sh"
+pkglibdir=$(braid_pkglibdir)
 compdir=$(braid_component_dir "$so" "$pkglibdir") || exit 99
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/braid-valgrind.XXXXXX")
 trap 'rm -rf "$compdir"' EXIT
 export OMPI_MCA_mca_base_component_path=$compdir
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+braid_run_as_root
 export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_rmaps_base_oversubscribe=1
 # keep UCX's own malloc/mmap hooks out of valgrind's way
 export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
