@@ -87,6 +87,15 @@ static int cma_reader(void *arg, int r, void *dst, uint64_t src, size_t bytes)
     return BRAID_ERR_TRANSPORT;
 }
 
+static int cma_writer(void *arg, int r, uint64_t dst, const void *src, size_t bytes)
+{
+    const braid_shm_t *s = arg;
+    if (0 == braid_cma_write((long)braid_shm_word(s, r, WORD_PID), dst, src, bytes)) return BRAID_OK;
+    opal_output(0, "braid: process_vm_writev of %zu bytes to rank %d of a shared-memory "
+                "segment failed: %s", bytes, r, strerror(errno));
+    return BRAID_ERR_TRANSPORT;
+}
+
 /* memory a peer's process_vm_readv may be refused: CUDA's */
 static bool cuda_unreadable(void *arg, const void *p, size_t bytes)
 {
@@ -198,6 +207,7 @@ static void setup_single_copy(mca_coll_braid_module_t *m)
     if (agree(m, mine)) {
         m->shm.read = cma_reader;
         m->shm.read_arg = &m->shm;
+        m->shm.write = cma_writer;
         m->shm.unreadable = cuda_unreadable;
         m->shm.direct_above = (size_t)c->shm_single_copy_above;
         m->shm.split_from = (size_t)c->shm_reduce_split;

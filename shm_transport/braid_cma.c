@@ -6,6 +6,7 @@
 #include "braid_cma.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #if defined(__linux__)
@@ -25,30 +26,49 @@ void braid_cma_allow_peers(void)
 #endif
 }
 
-int braid_cma_read(long pid, void *dst, uint64_t src, size_t bytes)
+/* one transfer between this process's [local, local + bytes) and pid's
+ * [remote, remote + bytes), in the direction write says */
+static int cma_move(long pid, unsigned char *local, uint64_t remote, size_t bytes, bool write)
 {
-    unsigned char *d = dst;
     while (bytes > 0) {
         /* the kernel moves at most MAX_RW_COUNT (2 GiB - 4 KiB) per call
          * and stops early at an unmapped page: continue from where it
          * stopped; no progress at all is an error */
-        struct iovec local = { d, bytes }, remote = { (void *)(uintptr_t)src, bytes };
-        ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+        struct iovec l = { local, bytes }, r = { (void *)(uintptr_t)remote, bytes };
+        ssize_t n = write ? process_vm_writev((pid_t)pid, &l, 1, &r, 1, 0)
+                          : process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0);
         if (n < 0 && EINTR == errno) continue;
         if (n <= 0) {
             if (0 == n) errno = EFAULT;
             return -1;
         }
-        d += n;
-        src += (uint64_t)n;
+        local += n;
+        remote += (uint64_t)n;
         bytes -= (size_t)n;
     }
     return 0;
+}
+
+int braid_cma_read(long pid, void *dst, uint64_t src, size_t bytes)
+{
+    return cma_move(pid, dst, src, bytes, false);
+}
+
+int braid_cma_write(long pid, uint64_t dst, const void *src, size_t bytes)
+{
+    return cma_move(pid, (unsigned char *)(uintptr_t)src, dst, bytes, true);
 }
 #else
 void braid_cma_allow_peers(void) {}
 
 int braid_cma_read(long pid, void *dst, uint64_t src, size_t bytes)
+{
+    (void)pid, (void)dst, (void)src, (void)bytes;
+    errno = ENOSYS;
+    return -1;
+}
+
+int braid_cma_write(long pid, uint64_t dst, const void *src, size_t bytes)
 {
     (void)pid, (void)dst, (void)src, (void)bytes;
     errno = ENOSYS;

@@ -5,7 +5,10 @@
  *   up to a slot (cells):  steps: 1   bytes: each rank copies S in; the
  *                          root reads P S
  *   above (single copy, braid_shm_reduce.c):
- *     flat  (P S < 2 MiB or P < 3)  steps: 1   bytes: the root reads
+ *     pair  (P = 2)        steps: 1   bytes: the root reads 2S/5 (S/2
+ *                          below 64 KiB) of the other's vector, the other
+ *                          writes the rest into the root's result
+ *     flat  (P S < 2 MiB, P > 2 or no writer)  steps: 1   bytes: the root reads
  *                          (P - 1) S straight from the others' buffers
  *     split (otherwise)    steps: 2   bytes: each rank reads (P - 1) S / P
  *                          for its share, the root (P - 1) S / P of shares

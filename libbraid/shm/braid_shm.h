@@ -72,6 +72,10 @@ extern "C" {
  * into dst: BRAID_OK, or an error code when the copy failed. */
 typedef int (*braid_shm_read_fn)(void *arg, int r, void *dst, uint64_t src, size_t bytes);
 
+/* Write bytes at src of this process to address dst of rank r's memory:
+ * BRAID_OK, or an error code when the copy failed. */
+typedef int (*braid_shm_write_fn)(void *arg, int r, uint64_t dst, const void *src, size_t bytes);
+
 /* Whether the reader cannot reach [p, p + bytes) of this process: memory a
  * driver mapped (CUDA's pinned, device or managed memory: the kernel's
  * cross-memory attach refuses pages it cannot pin, EFAULT). Such a buffer
@@ -92,6 +96,7 @@ typedef struct braid_shm {
     uint64_t waits;           /* turns spent waiting (statistics) */
     braid_shm_read_fn read;   /* single copy from a peer's memory; NULL: cells only */
     void *read_arg;
+    braid_shm_write_fn write; /* single copy into a peer's memory (with read only); may be NULL */
     braid_shm_unreadable_fn unreadable; /* NULL: every buffer is readable */
     void *unreadable_arg;
     size_t direct_above;      /* with a reader: single copy above these bytes per rank

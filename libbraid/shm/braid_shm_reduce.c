@@ -14,8 +14,18 @@
  *            the root (reduce) or every rank (allreduce) reads the other
  *            P - 1 shares: (P - 1) S / P; 2 steps
  *
- * Flat is the shorter path for small P (one synchronisation, and at P = 2
- * the root reads S either way); split spreads the reads and reductions
+ * and at P = 2 (reduce, with a writer, s->write):
+ *
+ *   pair   the root reads and folds the first part of the other's
+ *          vector while the other writes the rest straight into the
+ *          root's result (process_vm_writev); the root then folds its own
+ *          operand into that part. Root: reads (1 - f) S, reduces S;
+ *          the other: writes f S (f = 1/2, 3/5 from 64 KiB); 1 step
+ *
+ * Flat is the shorter path for small P (one synchronisation); at P = 2
+ * pair also puts the other rank's idle core to work on the copy, and
+ * releases it once the root has read its part (the OSU method averages
+ * the root's time with the other's); split spreads the reads and reductions
  * over the ranks, which is what a node with a core per rank has to spare:
  * at P = 8 and 4 MiB the flat root alone loses to a tree
  * (docs/BENCHMARKS.md, "P = 3, 4, 8"). Within a share the fold goes a chunk at a time (256 KiB: accumulator
@@ -30,8 +40,14 @@
  * the one rank that reads that region has finished step 1, which its step-2
  * arrival proves. Shares are folded into scratch (slot 3, ordinary memory
  * the reader can always reach) and inputs CUDA knows are exposed as host
- * copies (braid_shm_expose).
+ * copies (braid_shm_expose). Pair writes into the root's result only
+ * when the root offers it (a non-NULL address): not in place (the result
+ * is then the root's operand), not into memory the writer cannot reach,
+ * and with a non-commutative op only when the root is rank 0 (the written
+ * part is folded as own op written); otherwise the root reads everything,
+ * as flat does.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "braid_algo.h"
@@ -127,9 +143,82 @@ static int gather_shares(braid_shm_t *s, const braid_coll_args_t *a, int root, c
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* P = 2: the copy shared by both ranks                                */
+/* ------------------------------------------------------------------ */
+
+/* Where the root's part ends: the other rank writes elements [m, count)
+ * into the root's result while the root reads and folds [0, m). The root
+ * also folds the written part afterwards, so from 64 KiB on the other
+ * takes the larger part (3/5: measured best of 2/5, 1/2, 3/5 and 2/3 at
+ * 64 KiB-4 MiB, docs/BENCHMARKS.md "Reduce at np=2"); below, where the
+ * two system calls dominate, half. */
+#define PAIR_LARGE ((size_t)64 << 10)
+static size_t pair_split(size_t count, size_t esize)
+{
+    size_t theirs = count * esize >= PAIR_LARGE ? count / 5 * 3 + count % 5 * 3 / 5 : count / 2;
+    return count - theirs;
+}
+
+/* the status of the other rank's write, next to its published address */
+static _Atomic int *pair_status(const braid_shm_t *s, uint64_t seq, int r)
+{
+    return (_Atomic int *)(void *)(braid_shm_slot(s, seq, r) + sizeof(uint64_t));
+}
+
+/* The root: publishes where the other may write (NULL: nowhere), reads
+ * and folds [0, m) as flat does, releases the other, then folds its own
+ * operand into [m, count) once the other's write is there. */
+static int pair_root(braid_shm_t *s, const braid_coll_args_t *a, const unsigned char *in)
+{
+    int other = 1 - s->rank;
+    size_t bytes = a->count * a->esize;
+    /* the written part becomes v_other and is folded with fn(own, part):
+     * own op v_other, which is v0 op v1 for root 0 and, commutative, for
+     * root 1; in place the write would overwrite the root's operand */
+    bool give = in != (const unsigned char *)a->rbuf && (0 == s->rank || a->op.commutative) &&
+                (NULL == s->unreadable || !s->unreadable(s->unreadable_arg, a->rbuf, bytes));
+    size_t m = give ? pair_split(a->count, a->esize) : a->count;
+    uint64_t seq = braid_shm_begin(s);
+    braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
+    braid_shm_wait_one(s, seq, other);
+    int rc = fold_range(s, seq, a, in, 0, m, a->rbuf);
+    braid_shm_done(s, seq);
+    if (!give) return rc;
+    braid_shm_wait_done(s, seq, other);
+    if (BRAID_OK != atomic_load_explicit(pair_status(s, seq, other), memory_order_relaxed))
+        return BRAID_ERR_TRANSPORT;
+    size_t off = m * a->esize;
+    if (m < a->count) a->op.fn(in + off, (unsigned char *)a->rbuf + off, a->count - m, a->op.arg);
+    return rc;
+}
+
+/* The other rank: publishes its input, writes [m, count) of it into the
+ * root's result when the root offers it, and returns once the root has
+ * read the rest. */
+static int pair_other(braid_shm_t *s, const braid_coll_args_t *a, int root, const unsigned char *in)
+{
+    size_t bytes = a->count * a->esize;
+    uint64_t seq = braid_shm_begin(s);
+    const unsigned char *pub = braid_shm_expose(s, in, bytes, a->scratch);
+    braid_shm_publish_addr(s, seq, pub);
+    int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
+    braid_shm_wait_one(s, seq, root);
+    uint64_t dst = braid_shm_addr(s, seq, root);
+    size_t m = pair_split(a->count, a->esize), off = m * a->esize;
+    if (0 != dst && BRAID_OK == rc && m < a->count)
+        rc = s->write(s->read_arg, root, dst + off, pub + off, bytes - off);
+    atomic_store_explicit(pair_status(s, seq, s->rank), rc, memory_order_relaxed);
+    braid_shm_done(s, seq);
+    braid_shm_wait_done(s, seq, root);
+    return rc;
+}
+
 int braid_shm_reduce_direct(braid_shm_t *s, const braid_coll_args_t *a, int root, bool split)
 {
     const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
+    if (!split && 2 == s->size && root >= 0 && NULL != s->write)
+        return s->rank == root ? pair_root(s, a, in) : pair_other(s, a, root, in);
     bool flat_root = !split && s->rank == root;
     uint64_t seq = braid_shm_begin(s);
     /* step 1: inputs (a flat root reads its own in place; nobody else does) */

@@ -385,6 +385,17 @@ static inline int unit_shm_read(void *arg, int r, void *dst, uint64_t src, size_
     return BRAID_OK;
 }
 
+/* ... and its writer: process_vm_writev refuses the same memory */
+static inline int unit_shm_write(void *arg, int r, uint64_t dst, const void *src, size_t bytes)
+{
+    const unit_run_t *R = arg;
+    (void)r;
+    if (0 == dst || (R->shm_driver_mem && unit_in_rank_buffers(R, (const void *)(uintptr_t)dst, bytes)))
+        return BRAID_ERR_TRANSPORT;
+    memcpy((void *)(uintptr_t)dst, src, bytes);
+    return BRAID_OK;
+}
+
 /* the hook that tells the algorithms so (the glue asks the CUDA driver) */
 static inline bool unit_shm_unreadable(void *arg, const void *p, size_t bytes)
 {
@@ -402,6 +413,7 @@ static int unit_rank_body(braid_comm_t *c, void *p)
         if (R->shm_direct) {
             R->shm[c->rank].read = unit_shm_read;
             R->shm[c->rank].read_arg = R;
+            R->shm[c->rank].write = unit_shm_write;
             R->shm[c->rank].unreadable = unit_shm_unreadable;
             R->shm[c->rank].unreadable_arg = R;
             R->shm[c->rank].direct_above = R->shm_direct_above;
