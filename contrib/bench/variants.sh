@@ -7,8 +7,11 @@
 # tools/ompi5.sh run contrib/bench/variants.sh ..., which finds the build there).
 #
 #   contrib/bench/variants.sh [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-b BUILD_DIR] \
-#       [-H HOSTS] [-k] [-C] 'NAME=MCA ARGS' ...
+#       [-B BIND] [-a BENCH_ARGS] [-H HOSTS] [-k] [-C] 'NAME=MCA ARGS' ...
 # e.g. 'braid=' 'tuned=--mca coll ^braid,han' 'han=--mca coll ^braid --mca coll_han_priority 100'
+# -B BIND: mpirun --bind-to BIND (default none; core where NP fits the
+# cores); -a BENCH_ARGS: more braid_bench options, e.g. -a --rank-mean (the
+# OSU aggregation: an iteration's time is the mean over ranks).
 #
 # Before timing anything it checks, per variant and collective, which coll
 # component runs that collective on MPI_COMM_WORLD (a short run with
@@ -28,12 +31,14 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 np=2 reps=5 colls=allreduce max=1M budget=0.05 build=$top/build hosts=0 keep=0 check_only=0
+bind=none bench_args=""
 orig_args=("$@")
-while getopts "n:r:c:e:t:b:H:kC" opt; do
+while getopts "n:r:c:e:t:b:B:a:H:kC" opt; do
     case $opt in
     n) np=$OPTARG ;; r) reps=$OPTARG ;; c) colls=$OPTARG ;; e) max=$OPTARG ;;
     t) budget=$OPTARG ;; b) build=$OPTARG ;; H) hosts=$OPTARG ;; k) keep=1 ;; C) check_only=1 ;;
-    *) echo "usage: variants.sh [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-b BUILD] [-H HOSTS] [-k] [-C] NAME=ARGS..." >&2
+    B) bind=$OPTARG ;; a) bench_args=$OPTARG ;;
+    *) echo "usage: variants.sh [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-b BUILD] [-B BIND] [-a BENCH_ARGS] [-H HOSTS] [-k] [-C] NAME=ARGS..." >&2
        exit 2 ;;
     esac
 done
@@ -63,7 +68,7 @@ if [ -n "${BRAID_MH_MPIRUN_LAUNCH:-}" ]; then
     read -r -a launch <<<"$BRAID_MH_MPIRUN_LAUNCH"
     echo "variants.sh: across $hosts simulated hosts, $((np / hosts)) rank(s) each"
 fi
-launch+=(--oversubscribe --bind-to none)
+launch+=(--oversubscribe --bind-to "$bind")
 braid_mpirun_map launch
 
 pkglib=$(braid_pkglibdir)
@@ -160,7 +165,7 @@ for ((rep = 1; rep <= reps; rep++)); do
         for c in ${colls//,/ }; do
             # shellcheck disable=SC2086
             timeout 600 mpirun -np "$np" "${launch[@]}" $args \
-                "$bench" -c "$c" -b 8 -e "$max" -t "$budget" --csv \
+                "$bench" -c "$c" -b 8 -e "$max" -t "$budget" $bench_args --csv \
                 2>/dev/null | grep -v '^coll,' | sed "s/^/$name,/" >>"$raw"
         done
     done

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# osu_compare.sh - an OSU micro-benchmark (or any program that prints
+# "size latency" rows) under braid and under tuned (--mca coll ^braid),
+# interleaved (rep 1: braid then tuned, rep 2: ...); per size the median
+# over repetitions of each variant's figure, and tuned / braid (> 1: braid
+# is faster). OSU's method: each call timed alone, a barrier between calls,
+# the time averaged over iterations and ranks.
+#
+#   contrib/bench/osu_compare.sh [-n NP] [-r REPS] [-B BIND] [-b BUILD_DIR] OSU_BINARY [OSU ARGS]
+# e.g. contrib/bench/osu_compare.sh -r 5 -B core .../osu_reduce -m 8:4194304 -T mpi_float
+#
+# NP defaults to 2, REPS to 5, BIND (mpirun --bind-to) to core, BUILD_DIR
+# to build/ (braid's component there is the one measured). Prints the load
+# average before and after, then one markdown table.
+set -euo pipefail
+np=2 reps=5 bind=core build=$(cd "$(dirname "$0")/../.." && pwd)/build
+while getopts n:r:B:b: o; do
+    case $o in
+    n) np=$OPTARG ;; r) reps=$OPTARG ;; B) bind=$OPTARG ;; b) build=$OPTARG ;;
+    *) sed -n '2,15p' "$0"; exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { sed -n '2,15p' "$0"; exit 2; }
+# shellcheck source=contrib/braid_env.sh
+source "$(dirname "$0")/../braid_env.sh"
+braid_run_as_root
+pkglib=$(braid_pkglibdir)
+export OMPI_MCA_mca_base_component_path="$build/.libs${pkglib:+:$pkglib}"
+launch=(--oversubscribe --bind-to "$bind")
+braid_mpirun_map launch
+braid_mpirun_env
+rows=$(mktemp)
+trap 'rm -f "$rows"' EXIT
+declare -A var=([braid]="" [tuned]="--mca coll ^braid")
+echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)  ($(nproc) cores, np=$np, $reps reps, $(basename "$1"))"
+for _ in $(seq "$reps"); do
+    for v in braid tuned; do
+        # shellcheck disable=SC2086
+        timeout 600 mpirun -np "$np" "${launch[@]}" ${var[$v]} "$@" |
+            awk -v v="$v" '/^[0-9]+[ \t]/ { print v, $1, $2 }' >>"$rows"
+    done
+done
+echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$rows" <<'PY'
+import sys
+from collections import defaultdict
+def median(v):
+    v = sorted(v)
+    return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
+d = defaultdict(list)
+for line in open(sys.argv[1]):
+    v, s, t = line.split()
+    d[(int(s), v)].append(float(t))
+print("| size | braid us | tuned us | tuned/braid |")
+print("| ---: | ---: | ---: | ---: |")
+for s in sorted({s for s, _ in d}):
+    if d[(s, "braid")] and d[(s, "tuned")]:
+        b, t = median(d[(s, "braid")]), median(d[(s, "tuned")])
+        print(f"| {s} | {b:.2f} | {t:.2f} | {t / b:.2f} |")
+PY
