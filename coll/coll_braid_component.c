@@ -173,7 +173,8 @@ static const int_param_t int_params[] = {
       "0 or more bytes", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
       "With shm_single_copy: messages above this many bytes per rank (and all above the slot "
       "size) go single copy instead of through the cells (measured: the cells win up to "
-      "4 KiB, single copy from 8 KiB). Must be the same on every process" },
+      "4 KiB, single copy from 8 KiB; a reduce on 2 ranks goes through the cells up to the "
+      "slot size). Must be the same on every process" },
     { "shm_reduce_split", &C->shm_reduce_split, (int)BRAID_SHM_SPLIT_FROM, 0, INT_MAX, 0, { 0, 0 },
       "0 or more bytes (ranks x message)", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
       "Single-copy reduce from 3 ranks: from this many bytes of ranks x message every rank "

@@ -67,7 +67,10 @@
  *                       others wait about the whole sleep.
  * --rank-mean: each iteration's time is the mean over ranks (OSU's
  * aggregation) instead of the slowest rank's; the barrier before every call
- * stays as it is.
+ * stays as it is. --per-rank: after each size's row, a line "# per rank
+ * p50 us:" with every rank's own p50 (who waits for whom: a reduce root that
+ * folds while the others have left, or others held until the root read
+ * their buffers).
  */
 #include <mpi.h>
 
@@ -350,7 +353,7 @@ typedef struct {
     op_id_t op;
     int inplace, validate, root, csv, steps;
     bench_mode_t mode;
-    int overlap, tests, rank_mean;
+    int overlap, tests, rank_mean, per_rank;
     long sleep_ms;
     char label[48]; /* -c as given (without the _block alias) */
 } options_t;
@@ -384,6 +387,7 @@ static void usage(FILE *f)
             "  --sleep-ms T async_*: rank 0 sleeps T ms between post and wait (default 200;\n"
             "               async_* default to -i 10 -w 1)\n"
             "  --rank-mean  an iteration's time is the mean over ranks (OSU), not the max\n"
+            "  --per-rank   also each rank's own p50, on a line after the size's row\n"
             "S is the full vector (nccl-tests): reduce_scatter sends S, allgather receives S.\n"
             "environment: BRAID_BENCH_THREAD_MULTIPLE=1 initialises with MPI_THREAD_MULTIPLE\n");
 }
@@ -450,7 +454,7 @@ static int parse_coll(const char *arg, options_t *o)
 static int parse_options(int argc, char **argv, options_t *o, int rank)
 {
     enum { OPT_INPLACE = 256, OPT_VALIDATE, OPT_CSV, OPT_STEPS, OPT_OVERLAP, OPT_TESTS, OPT_SLEEP,
-           OPT_RANK_MEAN };
+           OPT_RANK_MEAN, OPT_PER_RANK };
     static const struct option longopts[] = {
         { "coll", required_argument, NULL, 'c' },   { "min", required_argument, NULL, 'b' },
         { "max", required_argument, NULL, 'e' },    { "iters", required_argument, NULL, 'i' },
@@ -462,6 +466,7 @@ static int parse_options(int argc, char **argv, options_t *o, int rank)
         { "overlap", no_argument, NULL, OPT_OVERLAP }, { "tests", required_argument, NULL, OPT_TESTS },
         { "sleep-ms", required_argument, NULL, OPT_SLEEP },
         { "rank-mean", no_argument, NULL, OPT_RANK_MEAN },
+        { "per-rank", no_argument, NULL, OPT_PER_RANK },
         { NULL, 0, NULL, 0 },
     };
     *o = (options_t){ .coll = B_ALLREDUCE, .min_size = 8, .max_size = 32u << 20, .warmup = 10,
@@ -499,6 +504,7 @@ static int parse_options(int argc, char **argv, options_t *o, int rank)
         case OPT_TESTS: if ((o->tests = atoi(optarg)) < 0) bad = "--tests needs N >= 0"; break;
         case OPT_SLEEP: if ((o->sleep_ms = atol(optarg)) < 0) bad = "--sleep-ms needs T >= 0"; break;
         case OPT_RANK_MEAN: o->rank_mean = 1; break;
+        case OPT_PER_RANK: o->per_rank = 1; break;
         case 'h': if (0 == rank) usage(stdout); return 1;
         default: bad = "unknown option or missing argument"; break;
         }
@@ -809,6 +815,7 @@ typedef struct {
     double p50, min, max; /* seconds */
     /* --overlap: p50s of post+compute+wait and of the compute alone, seconds */
     double total, compute, overlap_pct;
+    double *rank_p50;     /* --per-rank, rank 0: every rank's own p50, seconds */
 } timing_t;
 
 /* --overlap's computation: a dependent multiply-add chain (no memory
@@ -949,6 +956,13 @@ static int time_size(const bench_t *b, size_t count, timing_t *tm)
     if (NULL == t || NULL == tc || NULL == tall) MPI_Abort(b->comm, 2);
     warm_up(b, count, 0, &err);
     long n = timed_loop(b, count, t, tc, 0, cap, &err);
+    if (o->per_rank) {
+        /* this rank's own p50 (tall is scratch until gather_times) */
+        memcpy(tall, t, (size_t)n * sizeof(double));
+        qsort(tall, (size_t)n, sizeof(double), cmp_double);
+        double mine = (n & 1) ? tall[n / 2] : 0.5 * (tall[n / 2 - 1] + tall[n / 2]);
+        MPI_Gather(&mine, 1, MPI_DOUBLE, tm->rank_p50, 1, MPI_DOUBLE, 0, b->comm);
+    }
     double p50 = gather_times(b, t, tall, n, &tm->min, &tm->max);
     if (0 == b->rank) tm->iters = n, tm->p50 = p50;
     if (o->overlap) {
@@ -1047,6 +1061,11 @@ static void print_row(const bench_t *b, const shape_t *s, const timing_t *tm, lo
     else
         printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %12.3f %12.3f %6s\n", s->S, s->count, tm->iters,
                tm->p50 * 1e6, tm->min * 1e6, tm->max * 1e6, algbw, busbw, valid);
+    if (o->per_rank && !o->csv) {
+        printf("# per rank p50 us:");
+        for (int r = 0; r < b->P; r++) printf(" %d:%.2f", r, tm->rank_p50[r] * 1e6);
+        printf("\n");
+    }
     if (bad > 0) fprintf(stderr, "braid_bench: %s size %zu: %ld wrong elements\n", o->label, s->S, bad);
     fflush(stdout);
 }
@@ -1154,6 +1173,8 @@ int main(int argc, char **argv)
     int failed = 0, nfit = 0;
     double *fit_m = calloc(64, sizeof(double)), *fit_t = calloc(64, sizeof(double));
     size_t prev_S = (size_t)-1;
+    double *rank_p50 = calloc((size_t)b.P, sizeof(double));
+    if (NULL == rank_p50) MPI_Abort(MPI_COMM_WORLD, 2);
     for (size_t want = o.min_size; want <= o.max_size; want *= 2) {
         shape_t s = shape_for(&b, want);
         if (s.S == prev_S && B_BARRIER != o.coll) continue;
@@ -1163,7 +1184,7 @@ int main(int argc, char **argv)
             break;
         }
         if (B_BARRIER != o.coll && B_PAIRWISE != o.coll) fill_inputs(&b, s.count);
-        timing_t tm = { 0 };
+        timing_t tm = { .rank_p50 = rank_p50 };
         if (M_PERSISTENT == o.mode && MPI_SUCCESS != init_persistent(&b, s.count, &b.preq)) {
             if (0 == b.rank) fprintf(stderr, "braid_bench: %s failed at size %zu\n", o.label, s.S);
             failed = 1;
@@ -1191,6 +1212,7 @@ int main(int argc, char **argv)
     free(fit_t);
     free(b.sbuf);
     free(b.rbuf);
+    free(rank_p50);
     MPI_Finalize();
     return failed ? 1 : 0;
 }

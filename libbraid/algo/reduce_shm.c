@@ -2,14 +2,15 @@
  * reduce shm: every rank's vector through the node's shared-memory segment,
  * reduced by the root
  *
- *   up to a slot (cells):  steps: 1   bytes: each rank copies S in; the
+ *   cells (up to the single-copy threshold; at P = 2 up to a slot):
+ *                          steps: 1   bytes: each rank copies S in; the
  *                          root reads P S
  *   above (single copy, braid_shm_reduce.c):
  *     pair  (P = 2)        steps: 1   bytes: the root reads 2S/5 (S/2
  *                          below 64 KiB) of the other's vector, the other
  *                          writes the rest into the root's result
- *     flat  (P S < 2 MiB, P > 2 or no writer)  steps: 1   bytes: the root reads
- *                          (P - 1) S straight from the others' buffers
+ *     flat  (P S < 2 MiB, P > 2 or no writer)  steps: 1   bytes: the root
+ *                          reads (P - 1) S straight from the others' buffers
  *     split (otherwise)    steps: 2   bytes: each rank reads (P - 1) S / P
  *                          for its share, the root (P - 1) S / P of shares
  *   reductions: cells and flat (P - 1) S at the root; split (P - 1) S / P
@@ -47,9 +48,14 @@ static bool split_for(const braid_shm_t *s, int P, size_t bytes)
 int braid_reduce_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     size_t bytes = a->count * a->esize;
-    braid_shm_t *s = braid_shm_direct(c, bytes);
-    if (NULL != s) return braid_shm_reduce_direct(s, a, a->root, split_for(s, c->size, bytes));
-    s = braid_shm_of(c, bytes);
+    /* two ranks: through the cells whenever a slot holds the vector, above
+     * the single-copy threshold too - the other rank leaves as soon as its
+     * slot is written, where pair (and flat) hold it until the root has
+     * read (8 KiB: 1.9x tuned by OSU's method against pair's 1.2x,
+     * docs/BENCHMARKS.md "Reduce at np=2") */
+    braid_shm_t *s = braid_shm_of(c, bytes), *d = braid_shm_direct(c, bytes);
+    if (NULL != d && (NULL == s || 2 != c->size))
+        return braid_shm_reduce_direct(d, a, a->root, split_for(d, c->size, bytes));
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     const void *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
