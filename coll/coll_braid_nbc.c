@@ -246,16 +246,45 @@ static int run_request(void *arg)
 
 static void progress_thread_wake(void);
 static int request_free(ompi_request_t **rptr);
+
+/* The engine's locks, taken only where two threads can be in it at once:
+ * MPI_THREAD_MULTIPLE or the progress thread. Otherwise one thread at a
+ * time calls MPI, and a lock pair per pool operation was a measurable
+ * part of an 8-byte post + wait. */
+static inline bool eng_shared(void) { return cmp()->thread_multiple || cmp()->progress_thread; }
+static inline void eng_lock(pthread_mutex_t *m)
+{
+    if (eng_shared()) pthread_mutex_lock(m);
+}
+static inline void eng_unlock(pthread_mutex_t *m)
+{
+    if (eng_shared()) pthread_mutex_unlock(m);
+}
+/* nbc_progress's entry: one thread at a time, and never re-entered from
+ * a completion it makes (unshared: a flag instead of the lock) */
+static bool progress_running;
+static inline bool progress_enter(void)
+{
+    if (eng_shared()) return 0 == pthread_mutex_trylock(&eng.lock);
+    if (progress_running) return false;
+    progress_running = true;
+    return true;
+}
+static inline void progress_leave(void)
+{
+    if (eng_shared()) pthread_mutex_unlock(&eng.lock);
+    else progress_running = false;
+}
 static int request_cancel(ompi_request_t *req, int complete);
 static int request_start(size_t n, ompi_request_t **reqs);
 
 static mca_coll_braid_request_t *request_get(mca_coll_braid_module_t *m, braid_coll_t coll,
                                              kind_t kind)
 {
-    pthread_mutex_lock(&eng.pool_lock);
+    eng_lock(&eng.pool_lock);
     mca_coll_braid_request_t *r = eng.pool;
     if (NULL != r) eng.pool = r->next_free;
-    pthread_mutex_unlock(&eng.pool_lock);
+    eng_unlock(&eng.pool_lock);
     if (NULL == r && NULL == (r = OBJ_NEW(mca_coll_braid_request_t))) return NULL;
     ompi_request_t *req = &r->super.super;
     OMPI_REQUEST_INIT(req, KIND_PERSISTENT == kind);
@@ -284,10 +313,10 @@ static mca_coll_braid_request_t *request_get(mca_coll_braid_module_t *m, braid_c
 static void request_put(mca_coll_braid_request_t *r)
 {
     OMPI_REQUEST_FINI(&r->super.super);
-    pthread_mutex_lock(&eng.pool_lock);
+    eng_lock(&eng.pool_lock);
     r->next_free = eng.pool;
     eng.pool = r;
-    pthread_mutex_unlock(&eng.pool_lock);
+    eng_unlock(&eng.pool_lock);
 }
 
 static void complete(mca_coll_braid_request_t *r, int rc)
@@ -309,14 +338,14 @@ static void finish(mca_coll_braid_request_t *r)
 
 static void active_add(mca_coll_braid_request_t *r)
 {
-    pthread_mutex_lock(&eng.lock);
+    eng_lock(&eng.lock);
     if (eng.nactive == eng.cap) {
         int cap = eng.cap ? 2 * eng.cap : 16;
         mca_coll_braid_request_t **a = realloc(eng.active, (size_t)cap * sizeof(*a));
         if (NULL == a) {
             /* progress by waiting here: correct, only not overlapped */
-            pthread_mutex_unlock(&eng.lock);
-            while (!braid_fiber_resume(r->fiber)) (void)braid_ucx_progress();
+            eng_unlock(&eng.lock);
+            while (!braid_fiber_resume(r->fiber)) (void)braid_ucx_progress_now();
             finish(r);
             return;
         }
@@ -327,7 +356,7 @@ static void active_add(mca_coll_braid_request_t *r)
     eng.active[eng.nactive++] = r;
     __atomic_store_n(&eng.outstanding, eng.nactive, __ATOMIC_RELEASE);
     __atomic_add_fetch(&eng.runnable, 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&eng.lock);
+    eng_unlock(&eng.lock);
     progress_thread_wake();
 }
 
@@ -479,7 +508,7 @@ bool mca_coll_braid_nbc_outstanding(void)
 static int nbc_progress(bool complete_them)
 {
     if (!mca_coll_braid_nbc_outstanding() || NULL != braid_fiber_self()) return 0;
-    if (0 != pthread_mutex_trylock(&eng.lock)) return 0;
+    if (!progress_enter()) return 0;
     int n = 0;
     for (int i = 0; i < eng.nactive;) {
         mca_coll_braid_request_t *r = eng.active[i];
@@ -506,7 +535,7 @@ static int nbc_progress(bool complete_them)
         }
         n++;
     }
-    pthread_mutex_unlock(&eng.lock);
+    progress_leave();
     return n;
 }
 
@@ -857,6 +886,7 @@ static bool nbc_request_fits(void)
 
 void mca_coll_braid_nbc_install(mca_coll_braid_module_t *m)
 {
+    braid_fiber_pool_shared(eng_shared());
     ompi_communicator_t *comm = m->comm;
     if (!nbc_request_fits()) {
         opal_output_verbose(1, cmp()->output, "braid: Open MPI's nbc request (%zu bytes) is "
@@ -885,19 +915,19 @@ void mca_coll_braid_nbc_install(mca_coll_braid_module_t *m)
 void mca_coll_braid_nbc_fini(void)
 {
     progress_thread_stop();
-    pthread_mutex_lock(&eng.pool_lock);
+    eng_lock(&eng.pool_lock);
     for (mca_coll_braid_request_t *r = eng.pool, *n; NULL != r; r = n) {
         n = r->next_free;
         OBJ_RELEASE(r);
     }
     eng.pool = NULL;
-    pthread_mutex_unlock(&eng.pool_lock);
-    pthread_mutex_lock(&eng.lock);
+    eng_unlock(&eng.pool_lock);
+    eng_lock(&eng.lock);
     free(eng.active);
     eng.active = NULL;
     eng.nactive = eng.cap = 0;
     eng.outstanding = 0;
     eng.runnable = 0;
-    pthread_mutex_unlock(&eng.lock);
+    eng_unlock(&eng.lock);
     braid_fiber_pool_release();
 }

@@ -284,16 +284,36 @@ static ucs_status_t wait_request(void *req)
  * it (waiting for the lock here would only queue the callers up).
  * braid's own waits progress the worker directly; this hook is only there
  * so that a peer's handshakes move while this process waits in the rest of
- * MPI, so it polls every BRAID_UCX_HOOK_EVERY-th call: every other MPI wait
- * (a pml receive, another component's collective) then pays for UCX's
- * progress once in that many loops instead of every loop. */
-#define BRAID_UCX_HOOK_EVERY 16
+ * MPI. Every other MPI wait (a pml receive, an MPI_Iprobe loop, another
+ * component's collective) calls it, so it polls only every
+ * BRAID_UCX_HOOK_EVERY-th call while braid is active - a message posted
+ * in the last BRAID_UCX_LINGER calls - and every BRAID_UCX_HOOK_IDLE-th
+ * call after that: an application that has not called a braid collective
+ * for a while pays one load and one branch per progress call (and UCX's
+ * empty progress once in BRAID_UCX_HOOK_IDLE calls, for a late peer's
+ * handshake). */
+#define BRAID_UCX_HOOK_EVERY 16u
+#define BRAID_UCX_HOOK_IDLE 1024u
+#define BRAID_UCX_LINGER 4096u
+static unsigned linger;   /* hook calls left at the active rate */
+
+/* braid posted a message: poll at the active rate again */
+static inline void hook_active(void)
+{
+    if (BRAID_UCX_LINGER != __atomic_load_n(&linger, __ATOMIC_RELAXED))
+        __atomic_store_n(&linger, BRAID_UCX_LINGER, __ATOMIC_RELAXED);
+}
+
 int braid_ucx_progress(void)
 {
     static unsigned tick;
     if (!g.ready) return 0;
     unsigned t = g.mt ? __atomic_add_fetch(&tick, 1, __ATOMIC_RELAXED) : ++tick;
-    if (t % BRAID_UCX_HOOK_EVERY) return 0;
+    unsigned l = __atomic_load_n(&linger, __ATOMIC_RELAXED);
+    if (t & ((l > 0 ? BRAID_UCX_HOOK_EVERY : BRAID_UCX_HOOK_IDLE) - 1)) return 0;
+    /* counted down at each poll; racy between threads on purpose (a lost
+     * update only lingers longer or shorter by a few polls) */
+    if (l > 0) __atomic_store_n(&linger, l > BRAID_UCX_HOOK_EVERY ? l - BRAID_UCX_HOOK_EVERY : 0, __ATOMIC_RELAXED);
     if (!g.lock_worker) return (int)ucp_worker_progress(g.worker);
     if (0 != pthread_mutex_trylock(&worker_mutex)) return 0;
     int n = (int)ucp_worker_progress(g.worker);
@@ -464,6 +484,7 @@ static int ucx_isend(void *state, int peer, braid_step_t step,
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     uint64_t tag = braid_tag_make(c->cid, current_seq(c), braid_tag_fold_step(step), (uint32_t)c->rank);
+    hook_active();
     worker_enter();
     ucs_status_ptr_t r = ucp_tag_send_nbx(ep, buf, len, tag, &p);
     worker_leave();
@@ -485,6 +506,7 @@ static int ucx_irecv(void *state, int peer, braid_step_t step,
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     uint64_t tag = braid_tag_make(c->cid, current_seq(c), braid_tag_fold_step(step), (uint32_t)peer);
+    hook_active();
     worker_enter();
     ucs_status_ptr_t r = ucp_tag_recv_nbx(g.worker, buf, len, tag, BRAID_TAG_FULL_MASK, &p);
     worker_leave();
@@ -502,7 +524,8 @@ static int ucx_irecv(void *state, int peer, braid_step_t step,
 static int fiber_waitall(int n, braid_req_t *reqs)
 {
     int rc = BRAID_OK;
-    for (;;) {
+    braid_fiber_t *f = braid_fiber_self();
+    for (unsigned turn = 1;; turn++) {
         bool pending = false;
         worker_enter();
         ucp_worker_progress(g.worker);
@@ -522,7 +545,7 @@ static int fiber_waitall(int n, braid_req_t *reqs)
         }
         worker_leave();
         if (!pending) return rc;
-        braid_fiber_yield();
+        if (braid_fiber_yield_due(f, turn, yield_now())) braid_fiber_yield();
     }
 }
 

@@ -14,6 +14,11 @@
  *                      memory-bandwidth reference.
  *   reduce_local       each rank computes a[i] += b[i] over S bytes of doubles
  *                      (all ranks at once): the reduction-bandwidth reference.
+ *   iprobe             one iteration = IPROBE_CALLS (1000) MPI_Iprobe calls
+ *                      on an empty queue (a tag nobody sends), so the time
+ *                      in us is ns per call: what the loaded components'
+ *                      progress hooks cost every MPI call that progresses
+ *                      (one row, size 0).
  *
  * Message size S (the "size" column, -b/-e) follows nccl-tests: it is the size
  * of the full vector, in bytes:
@@ -122,13 +127,20 @@ typedef enum {
     B_PAIRWISE,
     B_MEMCPY,
     B_REDUCE_LOCAL,
+    B_IPROBE,
     B_NCOLLS
 } bench_coll_t;
 
 static const char *const coll_names[B_NCOLLS] = {
     "allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather",
-    "pairwise_exchange", "memcpy", "reduce_local",
+    "pairwise_exchange", "memcpy", "reduce_local", "iprobe",
 };
+
+/* one row, no message size */
+static int coll_sizeless(bench_coll_t c) { return B_BARRIER == c || B_IPROBE == c; }
+
+#define IPROBE_CALLS 1000
+#define IPROBE_TAG 32000
 
 static double busbw_factor(bench_coll_t coll, int P)
 {
@@ -136,7 +148,8 @@ static double busbw_factor(bench_coll_t coll, int P)
     case B_ALLREDUCE: return 2.0 * (P - 1) / P;
     case B_REDUCE_SCATTER:
     case B_ALLGATHER: return (double)(P - 1) / P;
-    case B_BARRIER: return 0.0;
+    case B_BARRIER:
+    case B_IPROBE: return 0.0;
     default: return 1.0;
     }
 }
@@ -147,7 +160,8 @@ static const char *busbw_factor_text(bench_coll_t coll)
     case B_ALLREDUCE: return "2(P-1)/P";
     case B_REDUCE_SCATTER:
     case B_ALLGATHER: return "(P-1)/P";
-    case B_BARRIER: return "-";
+    case B_BARRIER:
+    case B_IPROBE: return "-";
     default: return "1";
     }
 }
@@ -363,7 +377,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: braid_bench [options]\n"
             "  -c COLL      allreduce (default) | bcast | barrier | reduce | reduce_scatter |\n"
-            "               allgather | pairwise_exchange | memcpy | reduce_local\n"
+            "               allgather | pairwise_exchange | memcpy | reduce_local | iprobe\n"
             "               nonblocking (post + wait): iallreduce ibcast ibarrier ireduce\n"
             "               ireduce_scatter iallgather; persistent (start + wait):\n"
             "               allreduce_init bcast_init barrier_init reduce_init\n"
@@ -558,7 +572,8 @@ static shape_t shape_for(const bench_t *b, size_t want)
     shape_t s = { 0, 0 };
     size_t es = b->es;
     switch (b->o->coll) {
-    case B_BARRIER: break;
+    case B_BARRIER:
+    case B_IPROBE: break;
     case B_REDUCE_SCATTER:
     case B_ALLGATHER:
         s.count = want / (es * (size_t)b->P);
@@ -696,6 +711,13 @@ static int run_blocking(const bench_t *b, size_t count)
         return MPI_Allgather(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm);
     case B_PAIRWISE: return pairwise_exchange(b, count);
     case B_MEMCPY: memcpy(b->rbuf, b->sbuf, count); return MPI_SUCCESS;
+    case B_IPROBE:
+        for (int k = 0; k < IPROBE_CALLS; k++) {
+            int flag;
+            int rc = MPI_Iprobe(MPI_ANY_SOURCE, IPROBE_TAG, b->comm, &flag, MPI_STATUS_IGNORE);
+            if (MPI_SUCCESS != rc || flag) return MPI_ERR_OTHER;
+        }
+        return MPI_SUCCESS;
     case B_REDUCE_LOCAL:
         reduce_local_kernel((double *)b->rbuf, (const double *)b->sbuf, count);
         return MPI_SUCCESS;
@@ -794,7 +816,7 @@ static size_t count_errors(const bench_t *b, size_t count)
 /* -1: not validated; otherwise the number of wrong elements over all ranks */
 static long validate_size(const bench_t *b, size_t count)
 {
-    if (!b->o->validate || b->o->coll >= B_PAIRWISE || B_BARRIER == b->o->coll) return -1;
+    if (!b->o->validate || b->o->coll >= B_PAIRWISE || coll_sizeless(b->o->coll)) return -1;
     fill_inputs(b, count);
     poison_outputs(b, count);
     MPI_Barrier(b->comm);
@@ -1177,13 +1199,13 @@ int main(int argc, char **argv)
     if (NULL == rank_p50) MPI_Abort(MPI_COMM_WORLD, 2);
     for (size_t want = o.min_size; want <= o.max_size; want *= 2) {
         shape_t s = shape_for(&b, want);
-        if (s.S == prev_S && B_BARRIER != o.coll) continue;
+        if (s.S == prev_S && !coll_sizeless(o.coll)) continue;
         prev_S = s.S;
         if (s.count > INT_MAX) {
             if (0 == b.rank) fprintf(stderr, "braid_bench: count %zu exceeds INT_MAX, stopping\n", s.count);
             break;
         }
-        if (B_BARRIER != o.coll && B_PAIRWISE != o.coll) fill_inputs(&b, s.count);
+        if (!coll_sizeless(o.coll) && B_PAIRWISE != o.coll) fill_inputs(&b, s.count);
         timing_t tm = { .rank_p50 = rank_p50 };
         if (M_PERSISTENT == o.mode && MPI_SUCCESS != init_persistent(&b, s.count, &b.preq)) {
             if (0 == b.rank) fprintf(stderr, "braid_bench: %s failed at size %zu\n", o.label, s.S);
@@ -1205,7 +1227,7 @@ int main(int argc, char **argv)
                 nfit++;
             }
         }
-        if (B_BARRIER == o.coll || want > SIZE_MAX / 2) break;
+        if (coll_sizeless(o.coll) || want > SIZE_MAX / 2) break;
     }
     if (0 == b.rank && B_PAIRWISE == o.coll) print_alpha_beta(fit_m, fit_t, nfit, b.steps);
     free(fit_m);

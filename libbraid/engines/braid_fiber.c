@@ -69,6 +69,18 @@ struct braid_fiber {
 static __thread braid_fiber_t *cur __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static braid_fiber_t *pool_free, *pool_all;
+static bool pool_shared = true;   /* braid_fiber_pool_shared */
+
+static inline void pool_enter(void)
+{
+    if (pool_shared) pthread_mutex_lock(&pool_lock);
+}
+static inline void pool_leave(void)
+{
+    if (pool_shared) pthread_mutex_unlock(&pool_lock);
+}
+
+void braid_fiber_pool_shared(bool shared) { pool_shared = shared; }
 
 __attribute__((noinline)) braid_fiber_t *braid_fiber_self(void) { return cur; }
 __attribute__((noinline)) static void set_self(braid_fiber_t *f) { cur = f; }
@@ -198,16 +210,16 @@ static braid_fiber_t *fiber_new(void)
 
 braid_fiber_t *braid_fiber_get(braid_fiber_fn fn, void *arg)
 {
-    pthread_mutex_lock(&pool_lock);
+    pool_enter();
     braid_fiber_t *f = pool_free;
     if (NULL != f) pool_free = f->next;
-    pthread_mutex_unlock(&pool_lock);
+    pool_leave();
     if (NULL == f) {
         if (NULL == (f = fiber_new())) return NULL;
-        pthread_mutex_lock(&pool_lock);
+        pool_enter();
         f->all = pool_all;
         pool_all = f;
-        pthread_mutex_unlock(&pool_lock);
+        pool_leave();
     }
     f->fn = fn;
     f->arg = arg;
@@ -223,10 +235,15 @@ braid_fiber_t *braid_fiber_get(braid_fiber_fn fn, void *arg)
 void braid_fiber_put(braid_fiber_t *f)
 {
     if (NULL == f) return;
-    pthread_mutex_lock(&pool_lock);
+    pool_enter();
     f->next = pool_free;
     pool_free = f;
-    pthread_mutex_unlock(&pool_lock);
+    pool_leave();
+}
+
+bool braid_fiber_yield_due(const braid_fiber_t *f, unsigned turn, bool busy)
+{
+    return busy || f->yields > 0 || turn >= BRAID_FIBER_FIRST_SPIN;
 }
 
 int braid_fiber_result(const braid_fiber_t *f) { return f->result; }
@@ -238,12 +255,12 @@ uint32_t braid_fiber_seq(const braid_fiber_t *f) { return f->seq; }
 
 void braid_fiber_pool_release(void)
 {
-    pthread_mutex_lock(&pool_lock);
+    pool_enter();
     for (braid_fiber_t *f = pool_all, *n; NULL != f; f = n) {
         n = f->all;
         munmap(f->map, f->map_len);
         free(f);
     }
     pool_all = pool_free = NULL;
-    pthread_mutex_unlock(&pool_lock);
+    pool_leave();
 }

@@ -59,6 +59,17 @@ braid_fiber_t *braid_fiber_self(void);
 /* From a fiber's job: give the thread back to the resumer. */
 void braid_fiber_yield(void);
 
+/* A wait loop on fiber f at its turn-th unsuccessful test (turn counts
+ * from 1; a loop may ask only every few turns): whether to give the thread
+ * back now. Until the job's first yield - the post of a nonblocking
+ * collective - not before BRAID_FIBER_FIRST_SPIN turns, so that a
+ * collective whose peers are already there finishes inside the post and
+ * MPI_Wait finds it done without a round of Open MPI's progress; after
+ * that, and on an oversubscribed node (busy: another process may need
+ * this core), at once. */
+#define BRAID_FIBER_FIRST_SPIN 64u
+bool braid_fiber_yield_due(const braid_fiber_t *f, unsigned turn, bool busy);
+
 /* How many times f yielded since its job started. */
 unsigned braid_fiber_yields(const braid_fiber_t *f);
 
@@ -73,6 +84,11 @@ uint32_t braid_fiber_seq(const braid_fiber_t *f);
 
 /* Unmap the pooled stacks (process end; no fiber may be running). */
 void braid_fiber_pool_release(void);
+
+/* Whether threads may get and put fibers at the same time (the default):
+ * false drops the pool's lock, for a caller that is only ever entered by
+ * one thread at a time. */
+void braid_fiber_pool_shared(bool shared);
 
 #ifdef __cplusplus
 }

@@ -94,9 +94,12 @@ static void wait_turn(braid_shm_t *s, unsigned *turn)
     s->waits++;
     /* a nonblocking collective (braid_fiber.h): its resumer polls. Asked
      * every 8th turn, so a blocking call's first turns stay a plain spin */
-    if (0 == (t & 7) && NULL != braid_fiber_self()) {
-        braid_fiber_yield();
-        return;
+    braid_fiber_t *f;
+    if (0 == (t & 7) && NULL != (f = braid_fiber_self())) {
+        if (braid_fiber_yield_due(f, t, s->yield)) {
+            braid_fiber_yield();
+            return;
+        }
     }
     if (0 == (t & 255) && s->idle) s->idle(s->idle_arg);
     if (s->yield && t > SHM_SPIN_OVERSUBSCRIBED) {
