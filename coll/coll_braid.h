@@ -35,6 +35,10 @@
 
 BEGIN_C_DECLS
 
+/* most shared-memory channels for persistent requests per communicator
+ * (the bits of the mask the ranks agree on) */
+#define BRAID_SHM_CHANNELS_MAX 64
+
 typedef struct mca_coll_braid_component_t {
     mca_coll_base_component_t super;
 
@@ -62,6 +66,7 @@ typedef struct mca_coll_braid_component_t {
     int shm_after;             /* coll_braid_shm_after: set a segment up at this call */
     int shm_slot_size;         /* coll_braid_shm_slot_size: bytes per rank and cell */
     int shm_cells;             /* coll_braid_shm_cells: cells in rotation */
+    int shm_persistent;        /* coll_braid_shm_persistent: channels for persistent requests */
     int shm_inject_failure;    /* coll_braid_shm_inject_failure (tests), < 0 = off */
     int shm_single_copy;       /* coll_braid_shm_single_copy: 1 = process_vm_readv */
     int shm_single_copy_above; /* coll_braid_shm_single_copy_above: bytes per rank */
@@ -186,6 +191,12 @@ typedef struct mca_coll_braid_module_t {
     unsigned shm_ticket, shm_serving;
     braid_shm_t shm;
     braid_shm_segment_t shm_seg;
+    /* the segment's channels for persistent requests (one-node
+     * communicators): how many, those no request of this rank holds, and
+     * where each one's call numbers stopped (its next holder goes on) */
+    int shm_nchan;
+    uint64_t shm_chan_free;
+    struct { uint64_t seq, safe; } shm_chan[BRAID_SHM_CHANNELS_MAX];
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
@@ -312,10 +323,11 @@ typedef struct mca_coll_braid_call {
     bool in_dev, out_dev;
 } mca_coll_braid_call_t;
 
-/* The table's choice for coll at bytes on m (cached per communicator);
- * no_shm: without the shared-memory tier (not cached). */
+/* The table's choice for coll at bytes on m, for request r (NULL: a
+ * blocking call): cached per communicator, except for a persistent
+ * request, whose segment is its channel (chosen afresh, not cached). */
 braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes,
-                                     bool no_shm);
+                                     mca_coll_braid_request_t *r);
 /* Start a call: choose, bind scratch and params. false: braid has no
  * algorithm for it (hand the call to the previous module). */
 bool mca_coll_braid_call_init(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
@@ -379,8 +391,18 @@ void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m);
 /* m's whole communicator has a segment whose slots hold bytes, or that
  * has a single-copy reader (any bytes; only the BRAID_OPT_SHM_DIRECT
  * algorithms use it: the dispatch's fit_shm) */
-bool mca_coll_braid_shm_ok(const mca_coll_braid_module_t *m, size_t bytes);
+bool mca_coll_braid_shm_ok(const braid_comm_t *c, size_t bytes);
 void mca_coll_braid_shm_release(mca_coll_braid_module_t *m);
+/* Persistent requests (collective, at init): set the segment up now if
+ * it was not tried yet - a persistent request is made to be started many
+ * times - then take a channel free on every rank (a small allreduce of
+ * the ranks' free masks) and bind s to it. Returns the channel, or -1:
+ * no segment, no channels, or none free on some rank (the same answer on
+ * every rank). */
+int mca_coll_braid_shm_channel_take(mca_coll_braid_module_t *m, braid_shm_t *s);
+/* the request that held channel ch is freed: its numbering is kept for
+ * the channel's next holder */
+void mca_coll_braid_shm_channel_give(mca_coll_braid_module_t *m, int ch, const braid_shm_t *s);
 
 /* nonblocking and persistent collectives (coll_braid_nbc.c): each runs the
  * blocking entry point above on a fiber of its own (braid_fiber.h). What
@@ -402,9 +424,15 @@ const char *mca_coll_braid_trace_name(const mca_coll_braid_request_t *r, braid_c
 /* The sequence number of the call being dispatched (advances the
  * communicator's, or the persistent request's own), bound to r's fiber. */
 void mca_coll_braid_call_seq(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r);
-/* a persistent request: chosen without the shared-memory tier (ranks may
- * start persistent requests in different orders; the tier numbers calls) */
-bool mca_coll_braid_request_no_shm(const mca_coll_braid_request_t *r);
+/* A persistent request: chosen afresh at every start (no communicator
+ * cache), no ticket for the segment, and its shm algorithms run on its own
+ * channel (ranks may start persistent requests in different orders; the
+ * segment's cells number calls in call order). */
+bool mca_coll_braid_request_persistent(const mca_coll_braid_request_t *r);
+/* The communicator the call's shm algorithms run on: m's, or for a
+ * persistent request a copy whose segment is the request's channel (NULL
+ * without one). */
+braid_comm_t *mca_coll_braid_shm_comm(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r);
 /* r's scratch, or the communicator's (r NULL) */
 braid_scratch_t *mca_coll_braid_request_scratch(mca_coll_braid_module_t *m,
                                                 mca_coll_braid_request_t *r);

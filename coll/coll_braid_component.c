@@ -162,6 +162,13 @@ static const int_param_t int_params[] = {
       MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
       "Cells of a shared-memory segment used in rotation (2..64): how many calls a rank may run "
       "ahead of the slowest reader before it waits" },
+    { "shm_persistent", &C->shm_persistent, 8, 0, BRAID_SHM_CHANNELS_MAX, 0, { 0, 0 },
+      "0..64 channels", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "Shared-memory channels per communicator for persistent collectives (0..64): a "
+      "persistent request takes a free one at init (a channel is free once every rank has "
+      "freed the request that held it) and runs the shm algorithms on it like a blocking "
+      "call; with none free it runs braid's UCX algorithms. Each channel adds 2 x P slots to "
+      "the segment. Must be the same on every process" },
     { "shm_single_copy", &C->shm_single_copy, 1, 0, 1, 0, { 0, 0 },
       "0 (slots only), 1 (single copy above a slot where the node permits it)", OPAL_INFO_LVL_6,
       MCA_BASE_VAR_SCOPE_ALL, 0,

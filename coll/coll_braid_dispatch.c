@@ -53,14 +53,15 @@ static braid_choice_t select_for(braid_coll_t coll, int size, size_t bytes, int 
 }
 
 braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes,
-                                     bool no_shm)
+                                     mca_coll_braid_request_t *r)
 {
-    if (no_shm)
-        return select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll], false);
+    if (mca_coll_braid_request_persistent(r))
+        return select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll],
+                          mca_coll_braid_shm_ok(mca_coll_braid_shm_comm(m, r), bytes));
     if (m->choice_cache[coll].valid && m->choice_cache[coll].bytes == bytes)
         return m->choice_cache[coll].choice;
     braid_choice_t ch = select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll],
-                                   mca_coll_braid_shm_ok(m, bytes));
+                                   mca_coll_braid_shm_ok(&m->bcomm, bytes));
     m->choice_cache[coll].valid = true;
     m->choice_cache[coll].bytes = bytes;
     m->choice_cache[coll].choice = ch;
@@ -79,7 +80,7 @@ bool mca_coll_braid_call_init(mca_coll_braid_module_t *m, mca_coll_braid_call_t 
     if (NULL == call->req) mca_coll_braid_shm_tick(m);
     call->coll = coll;
     call->bytes = bytes;
-    call->choice = mca_coll_braid_choose(m, coll, bytes, mca_coll_braid_request_no_shm(call->req));
+    call->choice = mca_coll_braid_choose(m, coll, bytes, call->req);
     braid_coll_args_t *a = &call->args;
     a->sbuf = NULL;
     a->rbuf = NULL;
@@ -208,9 +209,11 @@ static int run_on_view(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call,
     braid_algo_fn_t fn = alg->run;
     braid_coll_args_t *a = &call->args;
     braid_comm_t *view = &m->bcomm;
-    /* the shm algorithms run on the one-node communicator as it is: no
-     * message crosses a node, so there is nothing to order */
-    if (!(alg->options & BRAID_OPT_SHM) && mca_coll_braid_node_ordered(m, call->coll, a)) {
+    /* the shm algorithms run on the one-node communicator as it is (a
+     * persistent request's: on its channel): no message crosses a node, so
+     * there is nothing to order */
+    if (alg->options & BRAID_OPT_SHM) view = mca_coll_braid_shm_comm(m, call->req);
+    else if (mca_coll_braid_node_ordered(m, call->coll, a)) {
         if (BRAID_COLL_ALLGATHER == call->coll || BRAID_COLL_REDUCE_SCATTER == call->coll)
             return run_block_view(m, call, fn);
         view = &m->topo_view.comm;
@@ -235,13 +238,11 @@ static const braid_algorithm_t *fit_shm(mca_coll_braid_module_t *m, mca_coll_bra
 {
     const braid_coll_args_t *a = &call->args;
     size_t elems = BRAID_COLL_REDUCE_SCATTER == call->coll ? rs_total(a, m->bcomm.size) : a->count;
+    const braid_comm_t *c = mca_coll_braid_shm_comm(m, call->req);
     if (!(alg->options & BRAID_OPT_SHM)) return alg;
-    if (!mca_coll_braid_request_no_shm(call->req)) {
-        if (NULL != braid_shm_of(&m->bcomm, elems * a->esize)) return alg;
-        if ((alg->options & BRAID_OPT_SHM_DIRECT) &&
-            NULL != braid_shm_direct(&m->bcomm, elems * a->esize))
-            return alg;
-    }
+    if (NULL != braid_shm_of(c, elems * a->esize)) return alg;
+    if ((alg->options & BRAID_OPT_SHM_DIRECT) && NULL != braid_shm_direct(c, elems * a->esize))
+        return alg;
     call->choice = select_for(call->coll, m->bcomm.size, call->bytes,
                               cmp()->forced_algorithm[call->coll], false);
     call->args.params = call->choice.params;
@@ -258,9 +259,9 @@ static const braid_algorithm_t *fit_shm(mca_coll_braid_module_t *m, mca_coll_bra
 static bool uses_segment(const mca_coll_braid_module_t *m, const mca_coll_braid_call_t *call,
                          const braid_algorithm_t *alg)
 {
-    /* persistent requests never use the segment, and must not queue: ranks
-     * may start them in different orders */
-    if (mca_coll_braid_request_no_shm(call->req)) return false;
+    /* persistent requests run on channels of their own and must not queue:
+     * ranks may start them in different orders */
+    if (mca_coll_braid_request_persistent(call->req)) return false;
     return (alg->options & BRAID_OPT_SHM) ||
            ((alg->options & BRAID_OPT_HIER) && NULL != m->node_view.comm.shm);
 }
@@ -288,7 +289,7 @@ int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *c
     if (NULL == alg) return BRAID_ERR_UNSUPPORTED;
     if (alg->options & BRAID_OPT_HIER) {
         int rc = bind_hier(m, call->bytes, call->args.count * call->args.esize,
-                           mca_coll_braid_request_no_shm(call->req));
+                           mca_coll_braid_request_persistent(call->req));
         if (BRAID_OK != rc) return rc;
         call->args.hier = mca_coll_braid_hier_slot(m, call->req);
     }

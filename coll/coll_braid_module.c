@@ -44,6 +44,9 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     m->shm_ticket = m->shm_serving = 0;
     memset(&m->shm, 0, sizeof(m->shm));
     memset(&m->shm_seg, 0, sizeof(m->shm_seg));
+    m->shm_nchan = 0;
+    m->shm_chan_free = 0;
+    memset(m->shm_chan, 0, sizeof(m->shm_chan));
 }
 
 #define RELEASE_PREV(m, name)                                         \
@@ -304,7 +307,7 @@ static void warm_up(mca_coll_braid_module_t *m, bool connected)
     if (OMPI_SUCCESS != m->prev.allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, m->comm,
                                           m->prev.allreduce_module) || !all)
         return;
-    braid_choice_t ch = mca_coll_braid_choose(m, BRAID_COLL_BARRIER, 0, false);
+    braid_choice_t ch = mca_coll_braid_choose(m, BRAID_COLL_BARRIER, 0, NULL);
     const braid_algorithm_t *alg = braid_algorithm(BRAID_COLL_BARRIER, ch.alg);
     if (NULL == alg) return;
     braid_coll_args_t a;

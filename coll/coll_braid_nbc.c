@@ -29,8 +29,10 @@
  * when it is posted (the order of calls is the same on every rank); a
  * persistent request takes one of its own at init, from the other half of
  * the field (braid_tag.h), and every start uses it. Ranks may start
- * different persistent requests in different orders, so persistent
- * requests never use the shm tier, which numbers calls in call order.
+ * different persistent requests in different orders, so a persistent
+ * request never uses the communicator's shm cells, which number calls in
+ * call order: it takes a channel of its own at init (coll_braid_shm.c),
+ * on which only its starts run, and its shm algorithms run on that.
  *
  * Handing on: the entry point's decision to hand the call to the previous
  * module falls in the fiber's first run (before any message, the same on
@@ -72,6 +74,9 @@ struct mca_coll_braid_request {
     braid_coll_t coll;
     kind_t kind;
     uint32_t pseq;                  /* persistent: its sequence number */
+    int chan;                       /* persistent: its shm channel, or -1 */
+    braid_shm_t chan_shm;           /* ... bound */
+    braid_comm_t view;              /* persistent: the communicator on its channel */
     /* the call's arguments, as MPI gave them */
     const void *usbuf;
     void *urbuf;
@@ -197,9 +202,14 @@ void mca_coll_braid_call_seq(mca_coll_braid_module_t *m, mca_coll_braid_request_
                                                              : braid_ucx_comm_begin(m->tcomm));
 }
 
-bool mca_coll_braid_request_no_shm(const mca_coll_braid_request_t *r)
+bool mca_coll_braid_request_persistent(const mca_coll_braid_request_t *r)
 {
     return NULL != r && KIND_PERSISTENT == r->kind;
+}
+
+braid_comm_t *mca_coll_braid_shm_comm(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r)
+{
+    return mca_coll_braid_request_persistent(r) ? &r->view : &m->bcomm;
 }
 
 bool mca_coll_braid_hand_on_nonblocking(void)
@@ -303,6 +313,7 @@ static mca_coll_braid_request_t *request_get(mca_coll_braid_module_t *m, braid_c
     r->op = MPI_OP_NULL;
     r->root = 0;
     r->rcounts = NULL;
+    r->chan = -1;
     r->fiber = NULL;
     r->inner = NULL;
     r->hc = NULL;
@@ -631,6 +642,10 @@ static int request_free(ompi_request_t **rptr)
 {
     mca_coll_braid_request_t *r = (mca_coll_braid_request_t *)*rptr;
     if (!REQUEST_COMPLETE(&r->super.super)) return MPI_ERR_REQUEST;
+    if (KIND_PERSISTENT == r->kind) {
+        if (r->chan >= 0) mca_coll_braid_shm_channel_give(r->m, r->chan, &r->chan_shm);
+        OBJ_RELEASE(r->m->comm);   /* may free the communicator: r->m is gone after this */
+    }
     request_put(r);
     *rptr = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
@@ -679,10 +694,18 @@ static int start_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **reque
     return MPI_SUCCESS;
 }
 
-/* A persistent request: its sequence number now, in init order. */
+/* A persistent request: its sequence number and its shm channel now, in
+ * init order (a collective: MPI makes the initialisation calls nonlocal).
+ * It holds its communicator until it is freed, as Open MPI's point-to-point
+ * persistent requests do: the channel lives in the communicator's segment. */
 static int make_persistent(mca_coll_braid_request_t *r, ompi_request_t **request)
 {
-    r->pseq = braid_ucx_comm_persistent_seq(r->m->tcomm);
+    mca_coll_braid_module_t *m = r->m;
+    r->pseq = braid_ucx_comm_persistent_seq(m->tcomm);
+    r->chan = mca_coll_braid_shm_channel_take(m, &r->chan_shm);
+    r->view = m->bcomm;
+    r->view.shm = r->chan >= 0 ? &r->chan_shm : NULL;
+    OBJ_RETAIN(m->comm);
     r->super.super.req_state = OMPI_REQUEST_INACTIVE;
     *request = &r->super.super;
     return MPI_SUCCESS;

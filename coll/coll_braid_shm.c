@@ -48,13 +48,12 @@ typedef struct shm_offer {
     char name[BRAID_SHM_NAME_MAX];
 } shm_offer_t;
 
-static void min_i32(const void *in, void *inout, size_t n, void *arg)
+static void and_u64(const void *in, void *inout, size_t n, void *arg)
 {
     (void)arg;
-    const int32_t *x = in;
-    int32_t *y = inout;
-    for (size_t i = 0; i < n; i++)
-        if (x[i] < y[i]) y[i] = x[i];
+    const uint64_t *x = in;
+    uint64_t *y = inout;
+    for (size_t i = 0; i < n; i++) y[i] &= x[i];
 }
 
 /* One message collective of the set-up, on its own scratch, run by every
@@ -72,6 +71,23 @@ static int run_setup_step(mca_coll_braid_module_t *m, braid_algo_fn_t fn, braid_
     int rc = fn(c, a);
     braid_scratch_release(&scratch);
     return rc;
+}
+
+/* A channel for persistent requests is a segment of its own layout
+ * (braid_shm.h) after the communicator's: two cells (a request's starts
+ * are one after the other on every rank), the communicator's slot size. */
+#define CHANNEL_CELLS 2
+
+static size_t channel_bytes(int P)
+{
+    return braid_shm_segment_bytes(P, CHANNEL_CELLS, (size_t)cmp()->shm_slot_size);
+}
+
+static unsigned char *channel_base(const mca_coll_braid_module_t *m, int P, int ch)
+{
+    return (unsigned char *)m->shm_seg.base +
+           braid_shm_segment_bytes(P, cmp()->shm_cells, (size_t)cmp()->shm_slot_size) +
+           (size_t)ch * channel_bytes(P);
 }
 
 /* the control-line words of the single-copy reader */
@@ -131,7 +147,7 @@ static void idle_progress(void *arg)
 
 /* map the group's segment on this rank: create (group rank 0) or open */
 static bool map_segment(mca_coll_braid_module_t *m, braid_comm_t *group, size_t bytes,
-                        char *err, size_t errlen)
+                        int nchan, char *err, size_t errlen)
 {
     mca_coll_braid_component_t *c = cmp();
     shm_offer_t offer;
@@ -139,8 +155,13 @@ static bool map_segment(mca_coll_braid_module_t *m, braid_comm_t *group, size_t 
     bool mapped = false;
     if (0 == group->rank) {
         mapped = 0 == braid_shm_segment_create(&m->shm_seg, bytes, err, errlen);
-        if (mapped) braid_shm_format(m->shm_seg.base, group->size, c->shm_cells,
-                                     (size_t)c->shm_slot_size);
+        if (mapped) {
+            braid_shm_format(m->shm_seg.base, group->size, c->shm_cells,
+                             (size_t)c->shm_slot_size);
+            for (int ch = 0; ch < nchan; ch++)
+                braid_shm_format(channel_base(m, group->size, ch), group->size,
+                                 CHANNEL_CELLS, (size_t)c->shm_slot_size);
+        }
         offer.ok = mapped;
         memcpy(offer.name, m->shm_seg.name, sizeof(offer.name));
     }
@@ -180,21 +201,28 @@ static bool map_segment(mca_coll_braid_module_t *m, braid_comm_t *group, size_t 
     return true;
 }
 
-/* every rank of the communicator mapped its group's segment */
-static bool agree(mca_coll_braid_module_t *m, bool mine)
+/* The AND of every rank's mask over the whole communicator (0 if the
+ * messages fail). */
+static uint64_t agree_mask(mca_coll_braid_module_t *m, uint64_t mine)
 {
-    int32_t ok = mine;
+    uint64_t v = mine;
     braid_coll_args_t a;
     memset(&a, 0, sizeof(a));
-    a.rbuf = &ok;
+    a.rbuf = &v;
     a.count = 1;
-    a.esize = sizeof(ok);
-    a.op.fn = min_i32;
+    a.esize = sizeof(v);
+    a.op.fn = and_u64;
     a.op.commutative = true;
     a.exact = true;
     if (BRAID_OK != run_setup_step(m, braid_allreduce_recursive_doubling, &m->bcomm, &a))
-        return false;
-    return 1 == ok;
+        return 0;
+    return v;
+}
+
+/* every rank of the communicator mapped its group's segment */
+static bool agree(mca_coll_braid_module_t *m, bool mine)
+{
+    return 1 == agree_mask(m, mine ? 1 : 0);
 }
 
 /* step 5: the single-copy reader on every rank of the communicator or on none */
@@ -232,9 +260,12 @@ static void setup(mca_coll_braid_module_t *m)
         group = &m->node_view.comm;
     }
     if (group->size > BRAID_SHM_MAX_P) return;
-    size_t bytes = braid_shm_segment_bytes(group->size, c->shm_cells, (size_t)c->shm_slot_size);
+    /* persistent requests' channels: on a one-node communicator only */
+    int nchan = group == &m->bcomm ? c->shm_persistent : 0;
+    size_t bytes = braid_shm_segment_bytes(group->size, c->shm_cells, (size_t)c->shm_slot_size) +
+                   (size_t)nchan * channel_bytes(group->size);
     char err[256] = "";
-    bool mine = map_segment(m, group, bytes, err, sizeof(err));
+    bool mine = map_segment(m, group, bytes, nchan, err, sizeof(err));
     bool all = agree(m, mine);
     braid_shm_segment_unlink(&m->shm_seg);
     if (!all) {
@@ -247,6 +278,8 @@ static void setup(mca_coll_braid_module_t *m)
     }
     setup_single_copy(m);
     group->shm = &m->shm;
+    m->shm_nchan = nchan;
+    m->shm_chan_free = 0 == nchan ? 0 : ~(uint64_t)0 >> (64 - nchan);
     /* choices made without the segment are stale */
     memset(m->choice_cache, 0, sizeof(m->choice_cache));
     m->hier_cache.valid = false;
@@ -270,10 +303,46 @@ void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m)
     setup(m);
 }
 
-bool mca_coll_braid_shm_ok(const mca_coll_braid_module_t *m, size_t bytes)
+bool mca_coll_braid_shm_ok(const braid_comm_t *c, size_t bytes)
 {
-    const braid_shm_t *s = m->bcomm.shm;
+    const braid_shm_t *s = c->shm;
     return NULL != s && (bytes <= s->slot_bytes || NULL != s->read);
+}
+
+int mca_coll_braid_shm_channel_take(mca_coll_braid_module_t *m, braid_shm_t *s)
+{
+    if (!m->shm_tried && cmp()->shm_enable) {
+        m->shm_tried = true;
+        setup(m);
+    }
+    if (NULL == m->bcomm.shm || 0 == m->shm_nchan) return -1;
+    uint64_t free_all = agree_mask(m, m->shm_chan_free);
+    if (0 == free_all) return -1;
+    int ch = __builtin_ctzll(free_all);
+    const braid_shm_t *t = &m->shm;
+    if (BRAID_OK != braid_shm_attach(s, channel_base(m, t->size, ch), t->rank, t->size, t->yield))
+        return -1;   /* not reached: the creator formatted every channel */
+    m->shm_chan_free &= ~((uint64_t)1 << ch);
+    /* the communicator's reader (its process ids) and thresholds */
+    s->idle = t->idle;
+    s->idle_arg = t->idle_arg;
+    s->read = t->read;
+    s->read_arg = t->read_arg;
+    s->write = t->write;
+    s->unreadable = t->unreadable;
+    s->unreadable_arg = t->unreadable_arg;
+    s->direct_above = t->direct_above;
+    s->split_from = t->split_from;
+    s->seq = m->shm_chan[ch].seq;
+    s->safe = m->shm_chan[ch].safe;
+    return ch;
+}
+
+void mca_coll_braid_shm_channel_give(mca_coll_braid_module_t *m, int ch, const braid_shm_t *s)
+{
+    m->shm_chan[ch].seq = s->seq;
+    m->shm_chan[ch].safe = s->safe;
+    m->shm_chan_free |= (uint64_t)1 << ch;
 }
 
 void mca_coll_braid_shm_release(mca_coll_braid_module_t *m)
@@ -282,4 +351,6 @@ void mca_coll_braid_shm_release(mca_coll_braid_module_t *m)
     m->node_view.comm.shm = NULL;
     braid_shm_segment_close(&m->shm_seg);
     memset(&m->shm, 0, sizeof(m->shm));
+    m->shm_nchan = 0;
+    m->shm_chan_free = 0;
 }

@@ -2,7 +2,7 @@
  * mpi_nonblocking.c - nonblocking and persistent collectives, checked
  * element by element against references computed from the known inputs.
  *
- *   mpi_nonblocking [mixed|overlap|persistent|order|wrap|threads] ...
+ *   mpi_nonblocking [mixed|overlap|persistent|order|channels|wrap|threads] ...
  *
  *   mixed       every nonblocking collective (allreduce, bcast, reduce,
  *               allgather, reduce_scatter_block, reduce_scatter, barrier)
@@ -19,6 +19,9 @@
  *               by MPI_Start and MPI_Startall, freed while inactive
  *   order       persistent requests started in a different order on
  *               each rank (MPI-4 matches them at init)
+ *   channels    more persistent requests than the segment has channels,
+ *               freed in rank-dependent orders and made again (run with
+ *               coll_braid_shm_persistent=3)
  *   wrap        a persistent allreduce started after 70,000 other
  *               collectives on its communicator
  *   threads     MPI_THREAD_MULTIPLE: 4 threads, each on its own
@@ -498,6 +501,64 @@ static void test_order(void)
     }
 }
 
+/* More persistent requests than the segment has channels (run with
+ * coll_braid_shm_persistent=3): the first three take channels, the others
+ * run on braid's UCX algorithms. Each round the ranks start them in a
+ * rank-dependent order, then free three of them - odd ranks before a
+ * barrier, even ranks after it, in a rank-dependent order - and make them
+ * again in another order: a new request takes a channel every rank has
+ * freed, and goes on with its call numbers. Sizes from 1 int to above a
+ * slot (single copy on the channel). */
+static void test_channels(void)
+{
+    enum { NREQ = 6, ROUNDS = 4, STARTS = 3 };
+    static const int len[NREQ] = { 33, 777, 5000, 1, 33, 40000 };
+    static const int freed[3] = { 0, 2, 4 }, remade[3] = { 4, 0, 2 };
+    MPI_Request req[NREQ];
+    int *in[NREQ], *out[NREQ];
+    for (int j = 0; j < NREQ; j++) {
+        in[j] = xmalloc((size_t)len[j] * sizeof(int));
+        out[j] = xmalloc((size_t)len[j] * sizeof(int));
+        Allreduce_init(in[j], out[j], len[j], MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                       &req[j]);
+    }
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int k = 0; k < STARTS; k++) {
+            int tag = (round * STARTS + k) * NREQ;
+            for (int j = 0; j < NREQ; j++)
+                for (int i = 0; i < len[j]; i++) in[j][i] = val(wrank, (size_t)i, tag + j);
+            for (int t = 0; t < NREQ; t++)
+                MPI_Start(&req[(t * (wrank % 2 ? NREQ - 1 : 1) + wrank + k) % NREQ]);
+            MPI_Waitall(NREQ, req, MPI_STATUSES_IGNORE);
+            for (int j = 0; j < NREQ; j++) {
+                long bad = 0;
+                for (int i = 0; i < len[j]; i++) {
+                    int s = 0;
+                    for (int r = 0; r < wsize; r++) s += val(r, (size_t)i, tag + j);
+                    bad += out[j][i] != s;
+                }
+                mt_check(0 == bad, "channels: request %d (%d ints) round %d start %d: %ld wrong",
+                         j, len[j], round, k, bad);
+            }
+        }
+        for (int t = 0; t < 3; t++) {
+            if (0 == t && 0 == wrank % 2) MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Request_free(&req[freed[(t + wrank) % 3]]);
+        }
+        if (1 == wrank % 2) MPI_Barrier(MPI_COMM_WORLD);
+        for (int t = 0; t < 3; t++) {
+            int j = remade[t];
+            Allreduce_init(in[j], out[j], len[j], MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                           &req[j]);
+        }
+    }
+    for (int j = 0; j < NREQ; j++) {
+        MPI_Request_free(&req[j]);
+        free(in[j]);
+        free(out[j]);
+    }
+}
+
 /* a persistent allreduce after more collectives than the seq field holds */
 static void test_wrap(void)
 {
@@ -606,6 +667,7 @@ int main(int argc, char **argv)
         if (every || 0 == strcmp(t, "overlap")) test_overlap();
         if (every || 0 == strcmp(t, "persistent")) test_persistent();
         if (every || 0 == strcmp(t, "order")) test_order();
+        if (0 == strcmp(t, "channels")) test_channels();
         if (0 == strcmp(t, "wrap")) test_wrap();
         if (0 == strcmp(t, "threads")) test_threads();
         if (all) break;
