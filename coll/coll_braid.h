@@ -283,8 +283,9 @@ void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op o
 const mca_coll_braid_op_t *mca_coll_braid_op_get(struct mca_coll_braid_module_t *m,
                                                  MPI_Datatype dtype, MPI_Op op,
                                                  mca_coll_braid_op_t *storage);
-/* the binding for a call (call->req: never the communicator's cache, which
- * a later call may rebind while the request runs) */
+/* the binding for a call (call->req: a copy in storage of the
+ * communicator's cached one, which a later call may rebind while the
+ * request runs) */
 struct mca_coll_braid_call;
 const mca_coll_braid_op_t *mca_coll_braid_call_op(struct mca_coll_braid_module_t *m,
                                                   const struct mca_coll_braid_call *call,

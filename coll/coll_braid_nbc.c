@@ -23,7 +23,7 @@
  * What a request keeps that a blocking call keeps per communicator
  * (mca_coll_braid_scratch and friends): scratch, MPI_Reduce_scatter's
  * counts, the hierarchical allreduce's bound phases, the tag sequence
- * number. The op binding lives on the fiber's stack.
+ * number. The op binding is copied to the fiber's stack.
  *
  * Sequence numbers: a nonblocking call takes the communicator's next one
  * when it is posted (the order of calls is the same on every rank); a

@@ -153,10 +153,13 @@ const mca_coll_braid_op_t *mca_coll_braid_call_op(mca_coll_braid_module_t *m,
                                                   MPI_Datatype dtype, MPI_Op op,
                                                   mca_coll_braid_op_t *storage)
 {
-    /* a nonblocking call keeps its binding on its fiber's stack */
-    if (NULL != call->req) {
-        mca_coll_braid_op_bind(storage, dtype, op);
-        return storage;
-    }
-    return mca_coll_braid_op_get(m, dtype, op, storage);
+    const mca_coll_braid_op_t *b = mca_coll_braid_op_get(m, dtype, op, storage);
+    if (NULL == call->req || b == storage) return b;
+    /* A nonblocking call keeps a copy on its fiber's stack: a later call
+     * may bind the communicator's cache to another type or op while this
+     * one is outstanding. The cache itself is read and written here, in
+     * the fiber's first run, on the poster's thread in call order. */
+    *storage = *b;
+    storage->bop.arg = storage;
+    return storage;
 }
