@@ -454,8 +454,11 @@ void mca_coll_braid_nbc_fini(void);
 /* helpers shared by the glue */
 int mca_coll_braid_to_mpi_error(int braid_rc);
 void mca_coll_braid_log(int level, const char *fmt, ...);
-/* progress braid's transport (registered with opal_progress) */
+/* progress braid's transport and requests (registered with opal_progress,
+ * in its low-priority list while no request is outstanding) */
 int mca_coll_braid_progress(void);
+/* a request went outstanding: the hook runs on every opal_progress call */
+void mca_coll_braid_progress_active(void);
 
 END_C_DECLS
 

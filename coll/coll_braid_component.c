@@ -372,10 +372,43 @@ int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_thre
     return OMPI_SUCCESS;
 }
 
+/* The progress hook lives in Open MPI's low-priority list (called once in
+ * 8 opal_progress calls) while braid has no request outstanding, so that
+ * an application's own MPI calls pay almost nothing for braid; a request
+ * that goes outstanding moves it to the list every opal_progress call
+ * runs (mca_coll_braid_progress_active), and HOOK_DEMOTE calls with none
+ * outstanding move it back. Moving takes Open MPI's progress lock and
+ * searches both lists: rare, never once per call in a stream of requests. */
+#define HOOK_DEMOTE 4096u
+static bool hook_every_call;
+static unsigned hook_idle;
+
+void mca_coll_braid_progress_active(void)
+{
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    hook_idle = 0;
+    if (!c->progress_registered || __atomic_load_n(&hook_every_call, __ATOMIC_RELAXED)) return;
+    __atomic_store_n(&hook_every_call, true, __ATOMIC_RELAXED);
+    opal_progress_register(mca_coll_braid_progress);
+}
+
 int mca_coll_braid_progress(void)
 {
-    int n = braid_ucx_progress();
-    if (mca_coll_braid_nbc_outstanding()) n += mca_coll_braid_nbc_progress();
+    if (!__atomic_load_n(&hook_every_call, __ATOMIC_RELAXED)) {
+        int n = braid_ucx_progress(8);
+        if (mca_coll_braid_nbc_outstanding()) n += mca_coll_braid_nbc_progress();
+        return n;
+    }
+    int n = braid_ucx_progress(1);
+    if (mca_coll_braid_nbc_outstanding()) {
+        hook_idle = 0;
+        return n + mca_coll_braid_nbc_progress();
+    }
+    if (++hook_idle < HOOK_DEMOTE) return n;
+    __atomic_store_n(&hook_every_call, false, __ATOMIC_RELAXED);
+    opal_progress_register_lp(mca_coll_braid_progress);
+    /* a request posted meanwhile by another thread: back again */
+    if (mca_coll_braid_nbc_outstanding()) mca_coll_braid_progress_active();
     return n;
 }
 

@@ -266,9 +266,19 @@ static bool uses_segment(const mca_coll_braid_module_t *m, const mca_coll_braid_
            ((alg->options & BRAID_OPT_HIER) && NULL != m->node_view.comm.shm);
 }
 
+/* Two threads touch the tickets only with MPI_THREAD_MULTIPLE or the
+ * progress thread; otherwise plain loads and stores do (no locked
+ * instructions on a nonblocking call's path). */
+static inline bool tickets_shared(void)
+{
+    return cmp()->thread_multiple || cmp()->progress_thread;
+}
+
 static unsigned shm_turn_take(mca_coll_braid_module_t *m)
 {
-    unsigned t = __atomic_fetch_add(&m->shm_ticket, 1, __ATOMIC_ACQ_REL);
+    unsigned t;
+    if (tickets_shared()) t = __atomic_fetch_add(&m->shm_ticket, 1, __ATOMIC_ACQ_REL);
+    else t = m->shm_ticket++;
     while (__atomic_load_n(&m->shm_serving, __ATOMIC_ACQUIRE) != t) {
         if (NULL != braid_fiber_self()) braid_fiber_yield();
         else opal_progress();
@@ -278,7 +288,8 @@ static unsigned shm_turn_take(mca_coll_braid_module_t *m)
 
 static void shm_turn_give(mca_coll_braid_module_t *m)
 {
-    __atomic_fetch_add(&m->shm_serving, 1, __ATOMIC_ACQ_REL);
+    if (tickets_shared()) __atomic_fetch_add(&m->shm_serving, 1, __ATOMIC_ACQ_REL);
+    else __atomic_store_n(&m->shm_serving, m->shm_serving + 1, __ATOMIC_RELEASE);
 }
 
 int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *call)

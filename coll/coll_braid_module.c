@@ -193,8 +193,9 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
                                 "on the UCX worker by %s", 0 == strcmp(braid_ucx_thread_mode(),
                                 "ucx") ? "UCX (UCS_THREAD_MODE_MULTI)" : "braid's mutex");
         /* progress braid's worker from every MPI wait too: a peer that has
-         * left a collective must still answer our handshakes */
-        opal_progress_register(mca_coll_braid_progress);
+         * left a collective must still answer our handshakes (low priority
+         * until a nonblocking request goes outstanding) */
+        opal_progress_register_lp(mca_coll_braid_progress);
         c->progress_registered = true;
     }
     return rc;

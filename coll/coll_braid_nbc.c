@@ -330,21 +330,24 @@ static void request_put(mca_coll_braid_request_t *r)
     eng_unlock(&eng.pool_lock);
 }
 
-static void complete(mca_coll_braid_request_t *r, int rc)
+/* signal: a thread may wait on the request already (it left its post);
+ * without, the plain store of a request completed inside its post, where
+ * no wait can have begun (no atomic exchange) */
+static void complete(mca_coll_braid_request_t *r, int rc, bool signal)
 {
     r->super.super.req_status.MPI_ERROR = rc;
-    ompi_request_complete(&r->super.super, true);
+    ompi_request_complete(&r->super.super, signal);
 }
 
 /* The fiber returned: give it back, copy device results back, complete. */
-static void finish(mca_coll_braid_request_t *r)
+static void finish(mca_coll_braid_request_t *r, bool signal)
 {
     int rc = braid_fiber_result(r->fiber);
     braid_fiber_put(r->fiber);
     r->fiber = NULL;
     rc = mca_coll_braid_host_copies_close(r->hc, rc);
     r->hc = NULL;
-    complete(r, rc);
+    complete(r, rc, signal);
 }
 
 static void active_add(mca_coll_braid_request_t *r)
@@ -357,7 +360,7 @@ static void active_add(mca_coll_braid_request_t *r)
             /* progress by waiting here: correct, only not overlapped */
             eng_unlock(&eng.lock);
             while (!braid_fiber_resume(r->fiber)) (void)braid_ucx_progress_now();
-            finish(r);
+            finish(r, false);
             return;
         }
         eng.active = a;
@@ -368,6 +371,7 @@ static void active_add(mca_coll_braid_request_t *r)
     __atomic_store_n(&eng.outstanding, eng.nactive, __ATOMIC_RELEASE);
     __atomic_add_fetch(&eng.runnable, 1, __ATOMIC_RELEASE);
     eng_unlock(&eng.lock);
+    mca_coll_braid_progress_active();
     progress_thread_wake();
 }
 
@@ -494,7 +498,7 @@ static int post(mca_coll_braid_request_t *r, bool *handed, ompi_request_t **prev
         int rc = prev_nonblocking(r, &r->inner);
         if (MPI_SUCCESS != rc) return rc;
     } else if (done) {
-        finish(r);
+        finish(r, false);
         return MPI_SUCCESS;
     }
     active_add(r);
@@ -540,9 +544,9 @@ static int nbc_progress(bool complete_them)
             int rc = r->inner->req_status.MPI_ERROR;
             ompi_request_free(&r->inner);
             r->inner = NULL;
-            complete(r, rc);
+            complete(r, rc, true);
         } else {
-            finish(r);
+            finish(r, true);
         }
         n++;
     }
@@ -664,7 +668,7 @@ static int request_start(size_t n, ompi_request_t **reqs)
         bool handed;
         int rc = post(r, &handed, NULL);
         if (MPI_SUCCESS != rc) {
-            complete(r, rc);
+            complete(r, rc, false);
             return rc;
         }
     }

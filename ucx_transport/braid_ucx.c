@@ -285,13 +285,12 @@ static ucs_status_t wait_request(void *req)
  * braid's own waits progress the worker directly; this hook is only there
  * so that a peer's handshakes move while this process waits in the rest of
  * MPI. Every other MPI wait (a pml receive, an MPI_Iprobe loop, another
- * component's collective) calls it, so it polls only every
- * BRAID_UCX_HOOK_EVERY-th call while braid is active - a message posted
- * in the last BRAID_UCX_LINGER calls - and every BRAID_UCX_HOOK_IDLE-th
- * call after that: an application that has not called a braid collective
- * for a while pays one load and one branch per progress call (and UCX's
- * empty progress once in BRAID_UCX_HOOK_IDLE calls, for a late peer's
- * handshake). */
+ * component's collective) calls it, so it polls only once in
+ * BRAID_UCX_HOOK_EVERY progress calls while braid is active - a message
+ * posted in the last BRAID_UCX_LINGER calls - and once in
+ * BRAID_UCX_HOOK_IDLE after that (UCX's empty progress, for a late peer's
+ * handshake). `calls`: how many progress calls this one stands for (8
+ * from Open MPI's low-priority list, which runs once in 8). */
 #define BRAID_UCX_HOOK_EVERY 16u
 #define BRAID_UCX_HOOK_IDLE 1024u
 #define BRAID_UCX_LINGER 4096u
@@ -304,13 +303,15 @@ static inline void hook_active(void)
         __atomic_store_n(&linger, BRAID_UCX_LINGER, __ATOMIC_RELAXED);
 }
 
-int braid_ucx_progress(void)
+int braid_ucx_progress(unsigned calls)
 {
     static unsigned tick;
     if (!g.ready) return 0;
-    unsigned t = g.mt ? __atomic_add_fetch(&tick, 1, __ATOMIC_RELAXED) : ++tick;
+    unsigned t = g.mt ? __atomic_add_fetch(&tick, calls, __ATOMIC_RELAXED) : (tick += calls);
     unsigned l = __atomic_load_n(&linger, __ATOMIC_RELAXED);
-    if (t & ((l > 0 ? BRAID_UCX_HOOK_EVERY : BRAID_UCX_HOOK_IDLE) - 1)) return 0;
+    unsigned every = l > 0 ? BRAID_UCX_HOOK_EVERY : BRAID_UCX_HOOK_IDLE;
+    /* a multiple of `every` in (t - calls, t]: calls and every are powers of two */
+    if ((t & (every - 1)) >= calls) return 0;
     /* counted down at each poll; racy between threads on purpose (a lost
      * update only lingers longer or shorter by a few polls) */
     if (l > 0) __atomic_store_n(&linger, l > BRAID_UCX_HOOK_EVERY ? l - BRAID_UCX_HOOK_EVERY : 0, __ATOMIC_RELAXED);

@@ -87,10 +87,12 @@ braid_ucx_counters_t *braid_ucx_counters(void);
 
 /* The MPI library's progress hook (so that braid's outstanding sends - e.g.
  * a TCP connection handshake or a rendezvous - complete while this process
- * waits elsewhere in MPI): progresses the worker on every 16th call
- * (braid's own waits progress it directly). Returns the number of events
- * progressed; 0 when the transport is not up or on the calls in between. */
-int braid_ucx_progress(void);
+ * waits elsewhere in MPI): progresses the worker once in 16 progress calls
+ * while braid sends, once in 1024 when it has been idle (braid's own waits
+ * progress it directly). `calls`: the progress calls this one stands for
+ * (a power of two, at most 16). Returns the number of events progressed;
+ * 0 when the transport is not up or on the calls in between. */
+int braid_ucx_progress(unsigned calls);
 
 /* Progress the worker now (braid's progress thread); the number of events.
  * Under braid's mutex a worker held by another thread is left to it. */
