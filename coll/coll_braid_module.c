@@ -122,6 +122,7 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
         .yield_when_idle = opal_progress_yield_when_idle,
         .thread_multiple = mt,
         .serialize = 0 != c->thread_serialize,
+        .wakeup = 0 != c->progress_thread,
         .log = mca_coll_braid_log,
     };
     int ok = (BRAID_OK == braid_ucx_init(&cfg)) ? 1 : 0, all_ok = 0;

@@ -565,11 +565,13 @@ int mca_coll_braid_nbc_progress(void)
 
 /* Started with the first outstanding request. It sleeps on a condition
  * variable while no request has a fiber left to run (woken by active_add);
- * otherwise it resumes them, and when a pass advances
- * none it backs off: a few passes with sched_yield, then sleeps of
- * growing length up to PT_SLEEP_MAX_NS, so that a peer that is late
- * costs this rank little CPU (the application's thread computes on the
- * same cores) and a message that arrives is picked up within that time. */
+ * otherwise it resumes them, and when a pass advances none it backs off:
+ * a few passes with sched_yield, then waits of growing length up to
+ * PT_SLEEP_MAX_NS on the UCX worker's wake-up fd (braid_ucx_wait_event),
+ * so that a peer that is late costs this rank little CPU (the
+ * application's thread computes on the same cores): a UCX message wakes
+ * it at once, a shm-tier flag (no fd to wait on) is seen within the wait's
+ * length. */
 #define PT_SPIN_PASSES 64
 #define PT_SLEEP_MAX_NS 200000L
 
@@ -604,10 +606,10 @@ static void *progress_thread_main(void *arg)
             sleep_ns = 1000;
         } else if (++idle < PT_SPIN_PASSES) {
             sched_yield();
-        } else {
-            struct timespec ts = { 0, sleep_ns };
-            nanosleep(&ts, NULL);
-            if (sleep_ns < PT_SLEEP_MAX_NS) sleep_ns *= 2;
+        } else if (braid_ucx_wait_event(sleep_ns)) {
+            sleep_ns = 1000;   /* a message came: the fibers waiting on it run next */
+        } else if (sleep_ns < PT_SLEEP_MAX_NS) {
+            sleep_ns *= 2;
         }
     }
 }
@@ -621,6 +623,10 @@ static void progress_thread_wake(void)
         if (!pt.started)
             opal_output_verbose(1, cmp()->output, "braid: the progress thread could not be "
                                 "started; requests progress inside MPI calls only");
+        else
+            opal_output_verbose(10, cmp()->output, "braid: progress thread started; it waits "
+                                "on %s", braid_ucx_has_wakeup() ? "the UCX worker's wake-up fd"
+                                                                : "timed sleeps (no wake-up fd)");
     }
     pthread_cond_signal(&pt.wake);
     pthread_mutex_unlock(&pt.lock);

@@ -17,12 +17,17 @@
  * Without thread_multiple none of this is taken: one predictable branch on
  * g.mt / g.lock_worker per call, no lock, no atomic.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* ppoll */
+#endif
 #include "braid_ucx.h"
 #include "braid_tag.h"
 #include "braid_fiber.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +57,7 @@ static struct {
     int self;             /* this process's index (braid_ucx_set_nodes), -1 unknown */
     int connected;        /* endpoints made to processes other than self */
     bool all_connected;   /* connected == npeers - 1: every connect is a no-op */
+    int efd;              /* the worker's wake-up fd, or -1 */
 } g;
 
 /* outside g: finalize clears g, the counters' address must stay valid */
@@ -160,6 +166,7 @@ int braid_ucx_init(const braid_ucx_config_t *cfg)
     if (g.ready) return BRAID_OK;
     memset(&g, 0, sizeof(g));
     g.self = -1;
+    g.efd = -1;
     if (cfg) g.cfg = *cfg;
 
     st = ucp_config_read(NULL, NULL, &config);
@@ -170,7 +177,7 @@ int braid_ucx_init(const braid_ucx_config_t *cfg)
     ucp_params_t params;
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    params.features = UCP_FEATURE_TAG;
+    params.features = UCP_FEATURE_TAG | (g.cfg.wakeup ? UCP_FEATURE_WAKEUP : 0);
     params.mt_workers_shared = 0;
     st = ucp_init(&params, config, &g.context);
     ucp_config_release(config);
@@ -195,6 +202,14 @@ int braid_ucx_init(const braid_ucx_config_t *cfg)
         g.worker = NULL;
         g.context = NULL;
         return BRAID_ERR_TRANSPORT;
+    }
+    if (g.cfg.wakeup) {
+        st = ucp_worker_get_efd(g.worker, &g.efd);
+        if (UCS_OK != st) {
+            g.efd = -1;
+            log_msg(10, "the UCX worker has no wake-up fd (%s): the progress thread sleeps "
+                    "in steps", ucs_status_string(st));
+        }
     }
     g.ready = true;
     return BRAID_OK;
@@ -320,6 +335,28 @@ int braid_ucx_progress(unsigned calls)
     int n = (int)ucp_worker_progress(g.worker);
     pthread_mutex_unlock(&worker_mutex);
     return n;
+}
+
+bool braid_ucx_has_wakeup(void) { return g.ready && g.efd >= 0; }
+
+bool braid_ucx_wait_event(long timeout_ns)
+{
+    struct timespec ts = { timeout_ns / 1000000000L, timeout_ns % 1000000000L };
+    if (!g.ready || g.efd < 0) {
+        nanosleep(&ts, NULL);
+        return false;
+    }
+    /* arm: UCS_ERR_BUSY means events came since the last progress */
+    if (g.lock_worker) pthread_mutex_lock(&worker_mutex);
+    ucs_status_t st = ucp_worker_arm(g.worker);
+    if (g.lock_worker) pthread_mutex_unlock(&worker_mutex);
+    if (UCS_ERR_BUSY == st) return true;
+    if (UCS_OK != st) {
+        nanosleep(&ts, NULL);
+        return false;
+    }
+    struct pollfd p = { .fd = g.efd, .events = POLLIN, .revents = 0 };
+    return ppoll(&p, 1, &ts, NULL) > 0;
 }
 
 int braid_ucx_progress_now(void)

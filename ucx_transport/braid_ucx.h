@@ -36,6 +36,10 @@ typedef struct braid_ucx_config {
      * (worker in UCS_THREAD_MODE_SINGLE) instead of UCX's thread mode
      * UCS_THREAD_MODE_MULTI. Chosen anyway when UCX cannot give MULTI. */
     bool serialize;
+    /* ask UCX for a worker with a wake-up fd (UCP_FEATURE_WAKEUP), for
+     * braid_ucx_wait_event: only where a thread sleeps on it (braid's
+     * progress thread), since the feature may narrow UCX's transports */
+    bool wakeup;
     /* printf-like logger for errors and verbose messages; may be NULL */
     void (*log)(int level, const char *fmt, ...);
 } braid_ucx_config_t;
@@ -97,6 +101,13 @@ int braid_ucx_progress(unsigned calls);
 /* Progress the worker now (braid's progress thread); the number of events.
  * Under braid's mutex a worker held by another thread is left to it. */
 int braid_ucx_progress_now(void);
+
+/* Sleep until the worker has an event or timeout_ns have passed: on the
+ * worker's wake-up fd (armed first) where it has one, else a plain sleep.
+ * Returns true when woken by an event. */
+bool braid_ucx_wait_event(long timeout_ns);
+/* The worker has a wake-up fd (braid_ucx_config_t.wakeup and UCX gave one). */
+bool braid_ucx_has_wakeup(void);
 
 /* Close endpoints, destroy the worker and context. */
 void braid_ucx_finalize(void);
