@@ -434,6 +434,11 @@ bool mca_coll_braid_request_persistent(const mca_coll_braid_request_t *r);
  * persistent request a copy whose segment is the request's channel (NULL
  * without one). */
 braid_comm_t *mca_coll_braid_shm_comm(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r);
+/* A persistent request's op binding, made at its first start and kept:
+ * the communicator's cache is not touched, since threads may start
+ * persistent requests of one communicator concurrently. */
+const mca_coll_braid_op_t *mca_coll_braid_request_op(mca_coll_braid_request_t *r,
+                                                     MPI_Datatype dtype, MPI_Op op);
 /* r's scratch, or the communicator's (r NULL) */
 braid_scratch_t *mca_coll_braid_request_scratch(mca_coll_braid_module_t *m,
                                                 mca_coll_braid_request_t *r);

@@ -77,6 +77,8 @@ struct mca_coll_braid_request {
     int chan;                       /* persistent: its shm channel, or -1 */
     braid_shm_t chan_shm;           /* ... bound */
     braid_comm_t view;              /* persistent: the communicator on its channel */
+    bool op_bound;                  /* persistent: opb holds its op binding */
+    mca_coll_braid_op_t opb;
     /* the call's arguments, as MPI gave them */
     const void *usbuf;
     void *urbuf;
@@ -207,6 +209,16 @@ bool mca_coll_braid_request_persistent(const mca_coll_braid_request_t *r)
     return NULL != r && KIND_PERSISTENT == r->kind;
 }
 
+const mca_coll_braid_op_t *mca_coll_braid_request_op(mca_coll_braid_request_t *r,
+                                                     MPI_Datatype dtype, MPI_Op op)
+{
+    if (!r->op_bound || r->opb.dtype != dtype || r->opb.op != op) {
+        mca_coll_braid_op_bind(&r->opb, dtype, op);
+        r->op_bound = true;
+    }
+    return &r->opb;
+}
+
 braid_comm_t *mca_coll_braid_shm_comm(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r)
 {
     return mca_coll_braid_request_persistent(r) ? &r->view : &m->bcomm;
@@ -314,6 +326,7 @@ static mca_coll_braid_request_t *request_get(mca_coll_braid_module_t *m, braid_c
     r->root = 0;
     r->rcounts = NULL;
     r->chan = -1;
+    r->op_bound = false;
     r->fiber = NULL;
     r->inner = NULL;
     r->hc = NULL;

@@ -153,6 +153,10 @@ const mca_coll_braid_op_t *mca_coll_braid_call_op(mca_coll_braid_module_t *m,
                                                   MPI_Datatype dtype, MPI_Op op,
                                                   mca_coll_braid_op_t *storage)
 {
+    /* a persistent request binds once, into itself: several threads may
+     * start persistent requests of one communicator at once */
+    if (mca_coll_braid_request_persistent(call->req))
+        return mca_coll_braid_request_op(call->req, dtype, op);
     const mca_coll_braid_op_t *b = mca_coll_braid_op_get(m, dtype, op, storage);
     if (NULL == call->req || b == storage) return b;
     /* A nonblocking call keeps a copy on its fiber's stack: a later call

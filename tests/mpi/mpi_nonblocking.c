@@ -25,7 +25,9 @@
  *   wrap        a persistent allreduce started after 70,000 other
  *               collectives on its communicator
  *   threads     MPI_THREAD_MULTIPLE: 4 threads, each on its own
- *               communicator, post and complete nonblocking collectives
+ *               communicator, post and complete nonblocking collectives;
+ *               then 4 threads start and complete persistent requests of
+ *               one communicator at once
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -627,6 +629,45 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
+/* Persistent requests of one communicator, each started and completed by
+ * its own thread: MPI-4 matches them at init, so the threads' starts
+ * interleave differently on every rank. Ops differ per thread (the
+ * binding each request keeps), sizes from the cells to single copy. */
+static MPI_Request thread_preq[NTHREADS];
+static int *thread_pin[NTHREADS], *thread_pout[NTHREADS];
+static const int thread_plen[NTHREADS] = { 7, 300, 2100, 9000 };
+
+/* int sum as a user op declared non-commutative (braid's ordered path) */
+static MPI_Op isum_op;
+static void isum_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    int *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) b[i] += a[i];
+}
+
+static int pexpect(int t, size_t i, int k)
+{
+    int r0 = val(0, i, k + t), acc = r0;
+    for (int r = 1; r < wsize; r++) {
+        int v = val(r, i, k + t);
+        acc = 1 == t % 2 ? (v > acc ? v : acc) : acc + v;
+    }
+    return acc;
+}
+
+static void *thread_persistent(void *arg)
+{
+    int t = (int)(intptr_t)arg, n = thread_plen[t];
+    for (int k = 0; k < 40; k++) {
+        for (int i = 0; i < n; i++) thread_pin[t][i] = val(wrank, (size_t)i, k + t);
+        MPI_Start(&thread_preq[t]);
+        MPI_Wait(&thread_preq[t], MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++) thread_bad[t] += thread_pout[t][i] != pexpect(t, (size_t)i, k);
+    }
+    return NULL;
+}
+
 static void test_threads(void)
 {
     pthread_t th[NTHREADS];
@@ -636,6 +677,24 @@ static void test_threads(void)
     for (int t = 0; t < NTHREADS; t++) {
         mt_check(0 == thread_bad[t], "thread %d: %ld wrong values", t, thread_bad[t]);
         MPI_Comm_free(&thread_comm[t]);
+        thread_bad[t] = 0;
+    }
+    for (int t = 0; t < NTHREADS; t++) {
+        thread_pin[t] = xmalloc((size_t)thread_plen[t] * sizeof(int));
+        thread_pout[t] = xmalloc((size_t)thread_plen[t] * sizeof(int));
+        MPI_Op op = 1 == t % 2 ? MPI_MAX : 2 == t ? isum_op : MPI_SUM;
+        Allreduce_init(thread_pin[t], thread_pout[t], thread_plen[t], MPI_INT, op,
+                       MPI_COMM_WORLD, MPI_INFO_NULL, &thread_preq[t]);
+    }
+    for (int t = 0; t < NTHREADS; t++)
+        pthread_create(&th[t], NULL, thread_persistent, (void *)(intptr_t)t);
+    for (int t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < NTHREADS; t++) {
+        mt_check(0 == thread_bad[t], "thread %d, persistent (%d ints): %ld wrong values", t,
+                 thread_plen[t], thread_bad[t]);
+        MPI_Request_free(&thread_preq[t]);
+        free(thread_pin[t]);
+        free(thread_pout[t]);
     }
 }
 
@@ -659,6 +718,7 @@ int main(int argc, char **argv)
     MPI_Type_commit(&affine_type);
     MPI_Op_create(affine_fn, 0, &affine_op);
     MPI_Op_create(vsum_fn, 1, &vsum_op);
+    MPI_Op_create(isum_fn, 0, &isum_op);
     int all = argc < 2;
     for (int i = 1; i < argc || all; i++) {
         const char *t = all ? "all" : argv[i];
@@ -674,6 +734,7 @@ int main(int argc, char **argv)
     }
     MPI_Op_free(&affine_op);
     MPI_Op_free(&vsum_op);
+    MPI_Op_free(&isum_op);
     MPI_Type_free(&affine_type);
     return mt_finish("mpi_nonblocking");
 }
