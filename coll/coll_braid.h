@@ -417,7 +417,9 @@ braid_scratch_t *mca_coll_braid_scratch(mca_coll_braid_module_t *m);
  * reduce-scatter counts: slot 1): the request's own, else the
  * communicator's; NULL when out of memory */
 size_t *mca_coll_braid_counts(mca_coll_braid_module_t *m, int slot, size_t n);
-/* where the hierarchical allreduce's bound phases live during the call */
+/* where the hierarchical allreduce's bound phases live during the call: the
+ * communicator's cache (blocking), a copy of it (nonblocking), the
+ * request's own binding (persistent) */
 braid_hier_t *mca_coll_braid_hier_slot(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r);
 /* the name the trace gives the call: "allreduce", "iallreduce", "allreduce_init" */
 const char *mca_coll_braid_trace_name(const mca_coll_braid_request_t *r, braid_coll_t coll,

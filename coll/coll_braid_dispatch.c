@@ -119,10 +119,13 @@ void mca_coll_braid_call_buffers(mca_coll_braid_call_t *call, braid_devpipe_kind
 /* Bind the hierarchical allreduce to m's node and leader views. A forced
  * reduce or bcast algorithm applies inside the nodes; the leaders' allreduce
  * comes from the table (never hierarchical again). Cached per size, as the
- * choice is. */
-static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_bytes, bool no_shm)
+ * choice is; own: a persistent request's, bound without the segments and
+ * without the cache (threads may start persistent requests at once). */
+static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_bytes,
+                     braid_hier_t *own)
 {
     const mca_coll_braid_component_t *c = cmp();
+    bool no_shm = NULL != own;
     if (m->hier_cache.valid && m->hier_cache.bytes == bytes &&
         m->hier_cache.buffer_bytes == buffer_bytes && !no_shm)
         return BRAID_OK;
@@ -139,7 +142,7 @@ static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_byt
     braid_choice_t b = select_for(BRAID_COLL_BCAST, local, bytes,
                                   c->forced_algorithm[BRAID_COLL_BCAST], node_shm);
     if (BRAID_ALLREDUCE_HIERARCHICAL == l.alg) l.alg = BRAID_ALLREDUCE_HALVING_DOUBLING;
-    braid_hier_t *h = &m->hier_cache.h;
+    braid_hier_t *h = no_shm ? own : &m->hier_cache.h;
     memset(h, 0, sizeof(*h));
     h->node = &m->node_view.comm;
     h->leaders = braid_subcomm_is_member(&m->leader_view) ? &m->leader_view.comm : NULL;
@@ -149,9 +152,11 @@ static int bind_hier(mca_coll_braid_module_t *m, size_t bytes, size_t buffer_byt
     h->node_reduce_params = r.params;
     h->leaders_params = l.params;
     h->node_bcast_params = b.params;
-    m->hier_cache.valid = !no_shm;   /* a persistent request's phases are not cached */
-    m->hier_cache.bytes = bytes;
-    m->hier_cache.buffer_bytes = buffer_bytes;
+    if (!no_shm) {
+        m->hier_cache.valid = true;
+        m->hier_cache.bytes = bytes;
+        m->hier_cache.buffer_bytes = buffer_bytes;
+    }
     if (c->verbose >= 20 && 0 == m->bcomm.rank)
         opal_output(0, "braid: hierarchical phases np=%d bytes=%zu: node reduce %s, leaders "
                     "allreduce %s, node bcast %s", m->bcomm.size, bytes,
@@ -299,10 +304,11 @@ int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *c
     alg = fit_shm(m, call, alg);
     if (NULL == alg) return BRAID_ERR_UNSUPPORTED;
     if (alg->options & BRAID_OPT_HIER) {
-        int rc = bind_hier(m, call->bytes, call->args.count * call->args.esize,
-                           mca_coll_braid_request_persistent(call->req));
+        bool own = mca_coll_braid_request_persistent(call->req);
+        braid_hier_t *h = own ? mca_coll_braid_hier_slot(m, call->req) : NULL;
+        int rc = bind_hier(m, call->bytes, call->args.count * call->args.esize, h);
         if (BRAID_OK != rc) return rc;
-        call->args.hier = mca_coll_braid_hier_slot(m, call->req);
+        call->args.hier = own ? h : mca_coll_braid_hier_slot(m, call->req);
     }
     trace(m, call, alg->name);
     mca_coll_braid_call_seq(m, call->req);

@@ -181,7 +181,8 @@ braid_scratch_t *mca_coll_braid_request_scratch(mca_coll_braid_module_t *m,
 braid_hier_t *mca_coll_braid_hier_slot(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r)
 {
     if (NULL == r) return &m->hier_cache.h;
-    r->hier = m->hier_cache.h;
+    /* a persistent request binds its own (coll_braid_dispatch.c) */
+    if (KIND_NONBLOCKING == r->kind) r->hier = m->hier_cache.h;
     return &r->hier;
 }
 
@@ -728,6 +729,9 @@ static int make_persistent(mca_coll_braid_request_t *r, ompi_request_t **request
     r->chan = mca_coll_braid_shm_channel_take(m, &r->chan_shm);
     r->view = m->bcomm;
     r->view.shm = r->chan >= 0 ? &r->chan_shm : NULL;
+    /* the hierarchical allreduce's views are made on first use: now, while
+     * MPI orders the calls on m, not in starts that threads may make at once */
+    if (cmp()->multi_node) (void)mca_coll_braid_hier_views(m);
     OBJ_RETAIN(m->comm);
     r->super.super.req_state = OMPI_REQUEST_INACTIVE;
     *request = &r->super.super;
