@@ -90,7 +90,7 @@ int braid_reduce_binomial(braid_comm_t *c, const braid_coll_args_t *a)
         if (v + mask >= P) continue;
         rc = braid_recv(c, v + mask, STEP_TREE, tmp, bytes);
         if (BRAID_OK != rc) return rc;
-        if (cur != acc) { memcpy(acc, cur, bytes); cur = acc; }
+        if (cur != acc) memcpy(acc, cur, bytes);
         /* acc holds [v, v+mask), tmp [v+mask, ...): tmp = acc op tmp */
         a->op.fn(acc, tmp, a->count, a->op.arg);
         char *x = acc; acc = tmp; tmp = x;

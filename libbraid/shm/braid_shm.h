@@ -154,9 +154,9 @@ static inline uint64_t braid_shm_begin(braid_shm_t *s) { return ++s->seq; }
 /* Rank r's slot of call seq's cell. */
 static inline unsigned char *braid_shm_slot(const braid_shm_t *s, uint64_t seq, int r)
 {
-    size_t ctrl = BRAID_SHM_LINE + (size_t)s->size * BRAID_SHM_LINE;
+    size_t head = BRAID_SHM_LINE + (size_t)s->size * BRAID_SHM_LINE;
     size_t cell = (size_t)(seq % (uint64_t)s->ncells);
-    return s->base + ctrl + (cell * (size_t)s->size + (size_t)r) * s->stride + BRAID_SHM_STAMP;
+    return s->base + head + (cell * (size_t)s->size + (size_t)r) * s->stride + BRAID_SHM_STAMP;
 }
 
 /* Wait until this rank may write its slot of call seq: every rank is done

@@ -100,8 +100,9 @@ static int fold_range(braid_shm_t *s, uint64_t seq, const braid_coll_args_t *a,
                       const unsigned char *in, size_t first, size_t n, unsigned char *out)
 {
     if (0 == n) return BRAID_OK;
-    size_t chunk = SHM_FOLD_CHUNK / a->esize ? SHM_FOLD_CHUNK / a->esize : 1;
-    if (a->params.chunk_bytes) chunk = a->params.chunk_bytes / a->esize ? a->params.chunk_bytes / a->esize : 1;
+    size_t chunk = (SHM_FOLD_CHUNK / a->esize) ? (SHM_FOLD_CHUNK / a->esize) : 1;
+    if (a->params.chunk_bytes)
+        chunk = (a->params.chunk_bytes / a->esize) ? (a->params.chunk_bytes / a->esize) : 1;
     if (chunk > n) chunk = n;
     bool alias = out == in + first * a->esize;
     void *tmp = braid_scratch_get(a->scratch, 0, chunk * a->esize);
