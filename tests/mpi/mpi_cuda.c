@@ -11,6 +11,11 @@
  * same mixes (braid runs them on host copies of device buffers); pinned
  * host memory (cuMemHostAlloc) is a fourth place.
  *
+ * MPI_Iallreduce with MPI_Ibcast outstanding, and a persistent allreduce
+ * started three times with new inputs, on the same mixes: braid runs a
+ * request on host copies of its device buffers and copies the results
+ * back when it completes.
+ *
  * Also: a pair type (MPI_2INT, MAXLOC: staged layout), a strided vector
  * broadcast (packed through a host copy), a non-commutative user op (handed
  * to the previous module through host copies), and rank 0's buffers on the
@@ -33,6 +38,7 @@
  *                                 time <= 1.2, baseline/device time >= 2
  */
 #include "mpi_test_common.h"
+#include "mpi_persistent.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -183,16 +189,22 @@ static void make_input(tcase_t t, int r, size_t n, unsigned char *h)
     for (size_t i = 0; i < n; i++) put_input(t, r, i, h + i * es);
 }
 
-static void make_reference(tcase_t t, int P, size_t n, unsigned char *ref)
+/* the reduction of the inputs of ranks base .. base + P - 1 */
+static void make_reference_from(tcase_t t, int base, int P, size_t n, unsigned char *ref)
 {
     size_t es = tcase_size(t);
     unsigned char tmp[8];
-    make_input(t, 0, n, ref);
-    for (int r = 1; r < P; r++)
+    make_input(t, base, n, ref);
+    for (int r = base + 1; r < base + P; r++)
         for (size_t i = 0; i < n; i++) {
             put_input(t, r, i, tmp);
             reduce_into(t, tmp, ref + i * es);
         }
+}
+
+static void make_reference(tcase_t t, int P, size_t n, unsigned char *ref)
+{
+    make_reference_from(t, 0, P, n, ref);
 }
 
 /* rank r's placement in round k: (send, recv, in_place) */
@@ -269,6 +281,65 @@ static void test_bcast(MPI_Comm comm, size_t bytes, int k)
              bytes, P, root, where_name[w], rc, wrong);
     buf_free(&b);
     free(h); free(got);
+}
+
+/* MPI_Iallreduce and MPI_Ibcast outstanding together, then a persistent
+ * allreduce started three times, its inputs changed between starts (start
+ * s reduces the inputs of "ranks" s*P .. s*P + P - 1) */
+static void test_requests(MPI_Comm comm, size_t n, tcase_t t, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    size_t es = tcase_size(t), bytes = n * es;
+    unsigned char *in = malloc(bytes + 1), *ref = malloc(bytes + 1), *got = malloc(bytes + 1);
+    where_t sw, dw;
+    int in_place, root = k % P;
+    placement(rank, k, &sw, &dw, &in_place);
+    buf_t sb = buf_alloc(sw, bytes), rb = buf_alloc(in_place ? sw : dw, bytes);
+    buf_t bb = buf_alloc((where_t)((rank + k) % WHERE_N), bytes);
+    buf_t *inb = in_place ? &rb : &sb;
+    const void *sp = in_place ? MPI_IN_PLACE : sb.p;
+    char what[96];
+    snprintf(what, sizeof what, "%s n=%zu np=%d send=%s recv=%s%s", tcase_name[t], n, P,
+             where_name[sw], where_name[in_place ? sw : dw], in_place ? " (in place)" : "");
+
+    make_input(t, rank, n, in);
+    make_reference(t, P, n, ref);
+    buf_put(inb, in, bytes);
+    for (size_t i = 0; i < bytes; i++) got[i] = rank == root ? mt_byte(k, i) : 0;
+    buf_put(&bb, got, bytes);
+    MPI_Request req[2];
+    int rc = MPI_Iallreduce(sp, rb.p, (int)n, tcase_type(t), tcase_op(t), comm, &req[0]);
+    rc |= MPI_Ibcast(bb.p, (int)bytes, MPI_BYTE, root, comm, &req[1]);
+    rc |= MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    buf_get(&rb, got, bytes);
+    mt_check(MPI_SUCCESS == rc && 0 == memcmp(got, ref, bytes), "iallreduce %s: rc=%d, values %s",
+             what, rc, memcmp(got, ref, bytes) ? "wrong" : "right");
+    buf_get(&bb, got, bytes);
+    size_t wrong = 0;
+    for (size_t i = 0; i < bytes; i++) wrong += got[i] != mt_byte(k, i);
+    mt_check(0 == wrong, "ibcast %zu bytes root=%d on %s: %zu wrong", bytes, root,
+             where_name[(rank + k) % WHERE_N], wrong);
+
+    MPI_Request p;
+    rc = Allreduce_init(sp, rb.p, (int)n, tcase_type(t), tcase_op(t), comm, MPI_INFO_NULL, &p);
+    for (int st = 0; st < 3; st++) {
+        make_input(t, st * P + rank, n, in);
+        make_reference_from(t, st * P, P, n, ref);
+        buf_put(inb, in, bytes);
+        rc |= MPI_Start(&p);
+        rc |= MPI_Wait(&p, MPI_STATUS_IGNORE);
+        buf_get(&rb, got, bytes);
+        mt_check(MPI_SUCCESS == rc && 0 == memcmp(got, ref, bytes),
+                 "allreduce_init start %d %s: rc=%d, values %s", st, what, rc,
+                 memcmp(got, ref, bytes) ? "wrong" : "right");
+    }
+    MPI_Request_free(&p);
+    buf_free(&sb);
+    buf_free(&rb);
+    buf_free(&bb);
+    free(in); free(ref); free(got);
 }
 
 /* a strided vector (every other int) broadcast into device memory: the
@@ -571,6 +642,9 @@ int main(int argc, char **argv)
             test_allgather(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j);
             test_reduce_scatter(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j, j & 1);
         }
+    static const size_t rsizes[] = { 3, 1000, 65536 + 7 };
+    for (size_t i = 0; i < sizeof rsizes / sizeof *rsizes; i++)
+        for (int t = 0; t < T_N; t++, k++) test_requests(MPI_COMM_WORLD, rsizes[i], (tcase_t)t, k);
     test_bcast_vector(MPI_COMM_WORLD);
     test_pair_maxloc(MPI_COMM_WORLD);
     test_noncommutative(MPI_COMM_WORLD);
