@@ -436,6 +436,12 @@ bool mca_coll_braid_request_persistent(const mca_coll_braid_request_t *r);
  * persistent request a copy whose segment is the request's channel (NULL
  * without one). */
 braid_comm_t *mca_coll_braid_shm_comm(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r);
+/* A persistent request's choice for bytes, made at its first start and
+ * kept (its arguments, communicator and channel never change): NULL
+ * before that */
+braid_choice_t *mca_coll_braid_request_choice(mca_coll_braid_request_t *r, size_t bytes);
+void mca_coll_braid_request_keep_choice(mca_coll_braid_request_t *r, size_t bytes,
+                                        braid_choice_t ch);
 /* A persistent request's op binding, made at its first start and kept:
  * the communicator's cache is not touched, since threads may start
  * persistent requests of one communicator concurrently. */

@@ -55,9 +55,14 @@ static braid_choice_t select_for(braid_coll_t coll, int size, size_t bytes, int 
 braid_choice_t mca_coll_braid_choose(mca_coll_braid_module_t *m, braid_coll_t coll, size_t bytes,
                                      mca_coll_braid_request_t *r)
 {
-    if (mca_coll_braid_request_persistent(r))
-        return select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll],
-                          mca_coll_braid_shm_ok(mca_coll_braid_shm_comm(m, r), bytes));
+    if (mca_coll_braid_request_persistent(r)) {
+        braid_choice_t *kept = mca_coll_braid_request_choice(r, bytes);
+        if (NULL != kept) return *kept;
+        braid_choice_t ch = select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll],
+                                       mca_coll_braid_shm_ok(mca_coll_braid_shm_comm(m, r), bytes));
+        mca_coll_braid_request_keep_choice(r, bytes, ch);
+        return ch;
+    }
     if (m->choice_cache[coll].valid && m->choice_cache[coll].bytes == bytes)
         return m->choice_cache[coll].choice;
     braid_choice_t ch = select_for(coll, m->bcomm.size, bytes, cmp()->forced_algorithm[coll],

@@ -79,6 +79,9 @@ struct mca_coll_braid_request {
     braid_comm_t view;              /* persistent: the communicator on its channel */
     bool op_bound;                  /* persistent: opb holds its op binding */
     mca_coll_braid_op_t opb;
+    bool chosen;                    /* persistent: choice holds its algorithm for choice_bytes */
+    size_t choice_bytes;
+    braid_choice_t choice;
     /* the call's arguments, as MPI gave them */
     const void *usbuf;
     void *urbuf;
@@ -220,6 +223,19 @@ const mca_coll_braid_op_t *mca_coll_braid_request_op(mca_coll_braid_request_t *r
     return &r->opb;
 }
 
+braid_choice_t *mca_coll_braid_request_choice(mca_coll_braid_request_t *r, size_t bytes)
+{
+    return r->chosen && r->choice_bytes == bytes ? &r->choice : NULL;
+}
+
+void mca_coll_braid_request_keep_choice(mca_coll_braid_request_t *r, size_t bytes,
+                                        braid_choice_t ch)
+{
+    r->choice = ch;
+    r->choice_bytes = bytes;
+    r->chosen = true;
+}
+
 braid_comm_t *mca_coll_braid_shm_comm(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r)
 {
     return mca_coll_braid_request_persistent(r) ? &r->view : &m->bcomm;
@@ -328,6 +344,7 @@ static mca_coll_braid_request_t *request_get(mca_coll_braid_module_t *m, braid_c
     r->rcounts = NULL;
     r->chan = -1;
     r->op_bound = false;
+    r->chosen = false;
     r->fiber = NULL;
     r->inner = NULL;
     r->hc = NULL;
