@@ -151,8 +151,9 @@ static const int_param_t int_params[] = {
       "(1), or always through UCX messages (0). Must be the same on every process" },
     { "shm_after", &C->shm_after, 3, 1, INT_MAX, 0, { 0, 0 }, "1 or more collective calls",
       OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
-      "Set a communicator's segment up at its N-th braid collective call (N >= 1): short-lived "
-      "communicators (dup, one call, free) never pay for one" },
+      "Set a communicator's segment up at its N-th blocking braid collective call (N >= 1), or "
+      "at its first persistent init: short-lived communicators (dup, one call, free) never "
+      "pay for one" },
     { "shm_slot_size", &C->shm_slot_size, 8192, 64, 1 << 20, 0, { 0, 0 }, "64..1048576 bytes",
       OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
       "Bytes of one rank's slot in a shared-memory cell (64..1048576): the largest message "
