@@ -194,6 +194,16 @@ static bool map_segment(mca_coll_braid_module_t *m, braid_comm_t *group, size_t 
         snprintf(err, errlen, "segment %s has an unexpected header", m->shm_seg.name);
         return false;
     }
+    /* every channel too, so that taking one later cannot fail on one rank */
+    for (int ch = 0; ch < nchan; ch++) {
+        braid_shm_t probe;
+        if (BRAID_OK != braid_shm_attach(&probe, channel_base(m, group->size, ch), group->rank,
+                                         group->size, yield)) {
+            snprintf(err, errlen, "channel %d of segment %s has an unexpected header", ch,
+                     m->shm_seg.name);
+            return false;
+        }
+    }
     m->shm.idle = idle_progress;
     if (c->shm_single_copy) braid_cma_allow_peers();
     braid_shm_set_word(&m->shm, WORD_PID, (uint64_t)getpid());
@@ -320,8 +330,8 @@ int mca_coll_braid_shm_channel_take(mca_coll_braid_module_t *m, braid_shm_t *s)
     if (0 == free_all) return -1;
     int ch = __builtin_ctzll(free_all);
     const braid_shm_t *t = &m->shm;
-    if (BRAID_OK != braid_shm_attach(s, channel_base(m, t->size, ch), t->rank, t->size, t->yield))
-        return -1;   /* not reached: the creator formatted every channel */
+    /* checked at set-up on every rank (map_segment): cannot fail here */
+    (void)braid_shm_attach(s, channel_base(m, t->size, ch), t->rank, t->size, t->yield);
     m->shm_chan_free &= ~((uint64_t)1 << ch);
     /* the communicator's reader (its process ids) and thresholds */
     s->idle = t->idle;
