@@ -326,13 +326,14 @@ int mca_coll_braid_shm_channel_take(mca_coll_braid_module_t *m, braid_shm_t *s)
         setup(m);
     }
     if (NULL == m->bcomm.shm || 0 == m->shm_nchan) return -1;
-    uint64_t free_all = agree_mask(m, m->shm_chan_free);
+    /* atomics: another thread may free a request of m meanwhile (local) */
+    uint64_t free_all = agree_mask(m, __atomic_load_n(&m->shm_chan_free, __ATOMIC_ACQUIRE));
     if (0 == free_all) return -1;
     int ch = __builtin_ctzll(free_all);
     const braid_shm_t *t = &m->shm;
     /* checked at set-up on every rank (map_segment): cannot fail here */
     (void)braid_shm_attach(s, channel_base(m, t->size, ch), t->rank, t->size, t->yield);
-    m->shm_chan_free &= ~((uint64_t)1 << ch);
+    __atomic_fetch_and(&m->shm_chan_free, ~((uint64_t)1 << ch), __ATOMIC_ACQ_REL);
     /* the communicator's reader (its process ids) and thresholds */
     s->idle = t->idle;
     s->idle_arg = t->idle_arg;
@@ -352,7 +353,7 @@ void mca_coll_braid_shm_channel_give(mca_coll_braid_module_t *m, int ch, const b
 {
     m->shm_chan[ch].seq = s->seq;
     m->shm_chan[ch].safe = s->safe;
-    m->shm_chan_free |= (uint64_t)1 << ch;
+    __atomic_fetch_or(&m->shm_chan_free, (uint64_t)1 << ch, __ATOMIC_RELEASE);
 }
 
 void mca_coll_braid_shm_release(mca_coll_braid_module_t *m)
