@@ -76,6 +76,15 @@
  * p50 us:" with every rank's own p50 (who waits for whom: a reduce root that
  * folds while the others have left, or others held until the root read
  * their buffers).
+ *
+ * line_ns (last column): before each size, ranks 0 and 1 (when they share a
+ * node) pass one cache line of a shared window back and forth LINE_TRIPS
+ * times; the column is the mean round trip in ns (-1: not on one node). It
+ * states the machine's state with every row: where a line moves between
+ * the two cores in about 100 ns or about 500 ns (two vCPUs of a virtual
+ * machine, or two sockets), small and mid-size results differ more than
+ * most code changes make them, and a virtual machine can switch between the
+ * two within a run.
  */
 #include <mpi.h>
 
@@ -83,6 +92,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -838,6 +848,7 @@ typedef struct {
     /* --overlap: p50s of post+compute+wait and of the compute alone, seconds */
     double total, compute, overlap_pct;
     double *rank_p50;     /* --per-rank, rank 0: every rank's own p50, seconds */
+    double line_ns;       /* line_probe before the size (rank 0) */
 } timing_t;
 
 /* --overlap's computation: a dependent multiply-add chain (no memory
@@ -1013,13 +1024,93 @@ static int time_size(const bench_t *b, size_t count, timing_t *tm)
 /* output                                                              */
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* line_ns: a cache line's round trip between ranks 0 and 1            */
+/* ------------------------------------------------------------------ */
+
+enum { LINE_TRIPS = 2000 };
+#define LINE_BUDGET_S 0.005 /* stop earlier on an oversubscribed node */
+#define LINE_STOP (-1L)
+
+typedef struct {
+    MPI_Comm node; /* MPI_COMM_WORLD's ranks on this rank's node */
+    MPI_Win win;
+    long *line;    /* node rank 0's word; NULL: this rank does not play */
+    int role;      /* 0: pings and times, 1: answers */
+} line_probe_t;
+
+static long line_wait(long *w, long a, long b)
+{
+    long v;
+    for (unsigned spins = 0; (v = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != a && v != b; spins++)
+        if (spins > 1000) sched_yield();
+    return v;
+}
+
+/* collective over MPI_COMM_WORLD */
+static void line_open(line_probe_t *lp)
+{
+    memset(lp, 0, sizeof(*lp));
+    int wrank, nrank, nsize, zero_node;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &lp->node);
+    MPI_Comm_rank(lp->node, &nrank);
+    MPI_Comm_size(lp->node, &nsize);
+    zero_node = 0 == wrank;
+    MPI_Bcast(&zero_node, 1, MPI_INT, 0, lp->node);
+    long *base;
+    if (MPI_SUCCESS != MPI_Win_allocate_shared(0 == nrank ? 128 : 0, 1, MPI_INFO_NULL, lp->node, &base,
+                                               &lp->win)) {
+        lp->win = MPI_WIN_NULL;
+        return;
+    }
+    MPI_Aint bytes;
+    int disp;
+    MPI_Win_shared_query(lp->win, 0, &bytes, &disp, &base);
+    if (zero_node && nsize > 1 && nrank < 2) lp->line = base, lp->role = nrank;
+}
+
+/* collective over the node; the mean round trip in ns at rank 0, -1 elsewhere
+ * or where ranks 0 and 1 are on different nodes */
+static double line_probe(line_probe_t *lp)
+{
+    if (MPI_WIN_NULL == lp->win) return -1;
+    if (NULL != lp->line && 0 == lp->role) __atomic_store_n(lp->line, 0L, __ATOMIC_RELEASE);
+    MPI_Win_sync(lp->win);
+    MPI_Barrier(lp->node);
+    double ns = -1;
+    if (NULL != lp->line && 0 == lp->role) {
+        long trips = 0;
+        double t0 = MPI_Wtime(), t = t0;
+        for (; trips < LINE_TRIPS && t - t0 < LINE_BUDGET_S; trips++) {
+            __atomic_store_n(lp->line, 2 * trips + 1, __ATOMIC_RELEASE);
+            line_wait(lp->line, 2 * trips + 2, 2 * trips + 2);
+            if (0 == (trips & 63)) t = MPI_Wtime();
+        }
+        t = MPI_Wtime();
+        __atomic_store_n(lp->line, LINE_STOP, __ATOMIC_RELEASE);
+        ns = trips ? (t - t0) * 1e9 / (double)trips : -1;
+    } else if (NULL != lp->line) {
+        for (long v = 0; (v = line_wait(lp->line, v + 1, LINE_STOP)) != LINE_STOP; v++)
+            __atomic_store_n(lp->line, v + 1, __ATOMIC_RELEASE);
+    }
+    MPI_Barrier(lp->node);
+    return ns;
+}
+
+static void line_close(line_probe_t *lp)
+{
+    if (MPI_WIN_NULL != lp->win) MPI_Win_free(&lp->win);
+    MPI_Comm_free(&lp->node);
+}
+
 static void print_header(const bench_t *b)
 {
     const options_t *o = b->o;
     const char *col = o->label;
     if (o->csv) {
         printf("coll,np,dtype,op,inplace,size_bytes,count,iters,p50_us,min_us,max_us,"
-               "algbw_GBps,busbw_GBps,valid%s\n", o->overlap ? ",total_us,compute_us,overlap_pct,tests" : "");
+               "algbw_GBps,busbw_GBps,valid%s,line_ns\n", o->overlap ? ",total_us,compute_us,overlap_pct,tests" : "");
         return;
     }
     printf("# braid_bench %s  P=%d  type=%s (%zu B)", col, b->P, dtypes[o->dtype].name, b->es);
@@ -1035,8 +1126,8 @@ static void print_header(const bench_t *b)
     if (M_ASYNC == o->mode) {
         printf("# rank 0 posts, sleeps %ld ms (no MPI call), waits; t = the slowest other rank's MPI_Wait\n",
                o->sleep_ms);
-        printf("# %12s %12s %8s %10s %10s %10s %6s\n", "size(B)", "count", "iters", "p50(ms)", "min(ms)",
-               "max(ms)", "valid");
+        printf("# %12s %12s %8s %10s %10s %10s %6s %8s\n", "size(B)", "count", "iters", "p50(ms)", "min(ms)",
+               "max(ms)", "valid", "line_ns");
         return;
     }
     printf("# t = per-iteration %s over ranks (barrier before each, untimed); algbw = S/t_p50;"
@@ -1044,12 +1135,13 @@ static void print_header(const bench_t *b)
     if (o->overlap) {
         printf("# overlap: post, compute t_pure (busy loop, %d MPI_Test), wait; pure = post+wait p50;"
                " overlap%% = max(0, 100(1 - (total - compute)/pure))\n", o->tests);
-        printf("# %12s %12s %8s %10s %10s %10s %8s %6s\n", "size(B)", "count", "iters", "pure(us)",
-               "total(us)", "comp(us)", "overlap%", "valid");
+        printf("# %12s %12s %8s %10s %10s %10s %8s %6s %8s\n", "size(B)", "count", "iters", "pure(us)",
+               "total(us)", "comp(us)", "overlap%", "valid", "line_ns");
         return;
     }
-    printf("# %12s %12s %8s %10s %10s %10s %12s %12s %6s\n", "size(B)", "count", "iters", "p50(us)",
-           "min(us)", "max(us)", "algbw(GB/s)", "busbw(GB/s)", "valid");
+    printf("# line_ns: a cache line's round trip between ranks 0 and 1 before the size (-1: not on one node)\n");
+    printf("# %12s %12s %8s %10s %10s %10s %12s %12s %6s %8s\n", "size(B)", "count", "iters", "p50(us)",
+           "min(us)", "max(us)", "algbw(GB/s)", "busbw(GB/s)", "valid", "line_ns");
 }
 
 static void format_valid(long bad, char *out, size_t len)
@@ -1073,16 +1165,16 @@ static void print_row(const bench_t *b, const shape_t *s, const timing_t *tm, lo
                bad < 0 ? "-" : (bad ? "fail" : "ok"));
         if (o->overlap)
             printf(",%.3f,%.3f,%.1f,%d", tm->total * 1e6, tm->compute * 1e6, tm->overlap_pct, o->tests);
-        printf("\n");
+        printf(",%.0f\n", tm->line_ns);
     } else if (M_ASYNC == o->mode)
-        printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %6s\n", s->S, s->count, tm->iters, tm->p50 * 1e3,
-               tm->min * 1e3, tm->max * 1e3, valid);
+        printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %6s %8.0f\n", s->S, s->count, tm->iters, tm->p50 * 1e3,
+               tm->min * 1e3, tm->max * 1e3, valid, tm->line_ns);
     else if (o->overlap)
-        printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %8.1f %6s\n", s->S, s->count, tm->iters, tm->p50 * 1e6,
-               tm->total * 1e6, tm->compute * 1e6, tm->overlap_pct, valid);
+        printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %8.1f %6s %8.0f\n", s->S, s->count, tm->iters,
+               tm->p50 * 1e6, tm->total * 1e6, tm->compute * 1e6, tm->overlap_pct, valid, tm->line_ns);
     else
-        printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %12.3f %12.3f %6s\n", s->S, s->count, tm->iters,
-               tm->p50 * 1e6, tm->min * 1e6, tm->max * 1e6, algbw, busbw, valid);
+        printf("  %12zu %12zu %8ld %10.2f %10.2f %10.2f %12.3f %12.3f %6s %8.0f\n", s->S, s->count, tm->iters,
+               tm->p50 * 1e6, tm->min * 1e6, tm->max * 1e6, algbw, busbw, valid, tm->line_ns);
     if (o->per_rank && !o->csv) {
         printf("# per rank p50 us:");
         for (int r = 0; r < b->P; r++) printf(" %d:%.2f", r, tm->rank_p50[r] * 1e6);
@@ -1191,6 +1283,8 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < cap / sizeof(double); i++) ((double *)b.sbuf)[i] = 1.0;
 
     if (o.overlap) b.spin_per_s = calibrate_spin();
+    line_probe_t lp;
+    line_open(&lp);
     if (0 == b.rank) print_header(&b);
     int failed = 0, nfit = 0;
     double *fit_m = calloc(64, sizeof(double)), *fit_t = calloc(64, sizeof(double));
@@ -1206,7 +1300,7 @@ int main(int argc, char **argv)
             break;
         }
         if (!coll_sizeless(o.coll) && B_PAIRWISE != o.coll) fill_inputs(&b, s.count);
-        timing_t tm = { .rank_p50 = rank_p50 };
+        timing_t tm = { .rank_p50 = rank_p50, .line_ns = line_probe(&lp) };
         if (M_PERSISTENT == o.mode && MPI_SUCCESS != init_persistent(&b, s.count, &b.preq)) {
             if (0 == b.rank) fprintf(stderr, "braid_bench: %s failed at size %zu\n", o.label, s.S);
             failed = 1;
@@ -1230,6 +1324,7 @@ int main(int argc, char **argv)
         if (coll_sizeless(o.coll) || want > SIZE_MAX / 2) break;
     }
     if (0 == b.rank && B_PAIRWISE == o.coll) print_alpha_beta(fit_m, fit_t, nfit, b.steps);
+    line_close(&lp);
     free(fit_m);
     free(fit_t);
     free(b.sbuf);

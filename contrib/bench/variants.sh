@@ -2,9 +2,11 @@
 # variants.sh - braid_bench under several MCA settings of one Open MPI,
 # interleaved (rep 1: every variant, rep 2: ...); per collective and size
 # the median over repetitions of each run's p50 latency, and each variant's
-# ratio to the first (> 1: the first is faster). Works with Open MPI 4.1 and
-# 5.0 (in the Debian 13 root, after tools/ompi5.sh build:
-# tools/ompi5.sh run contrib/bench/variants.sh ..., which finds the build there).
+# ratio to the first (> 1: the first is faster); after the table, the median
+# and largest line_ns of each variant's rows (the machine's state, see
+# braid_bench.c). Works with Open MPI 4.1 and 5.0 (in the Debian 13 root,
+# after tools/ompi5.sh build: tools/ompi5.sh run contrib/bench/variants.sh
+# ..., which finds the build there).
 #
 #   contrib/bench/variants.sh [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-b BUILD_DIR] \
 #       [-B BIND] [-a BENCH_ARGS] [-H HOSTS] [-k] [-C] 'NAME=MCA ARGS' ...
@@ -179,8 +181,11 @@ def median(v):   # python3-minimal (the Debian 13 root) has no statistics module
     return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
 names = sys.argv[2:]
 d = defaultdict(list)
+line = defaultdict(list)
 for row in csv.reader(open(sys.argv[1])):
     d[(row[1], int(row[6]), row[0])].append(float(row[9]))
+    if row[-1].lstrip("-").isdigit() and int(row[-1]) >= 0:   # line_ns
+        line[row[0]].append(float(row[-1]))
 keys = sorted({(c, s) for (c, s, _) in d})
 print("| coll | size | " + " | ".join(f"{n} p50 us" for n in names) + " | "
       + " | ".join(f"{n}/{names[0]}" for n in names[1:]) + " |")
@@ -189,4 +194,8 @@ for c, s in keys:
     m = [median(d[(c, s, n)]) if d[(c, s, n)] else float("nan") for n in names]
     print(f"| {c} | {s} | " + " | ".join(f"{x:.2f}" for x in m) + " | "
           + " | ".join(f"{x / m[0]:.2f}" for x in m[1:]) + " |")
+if line:
+    print("\nline_ns (a cache line's round trip between ranks 0 and 1, before each size), "
+          "median / max over the rows: "
+          + ", ".join(f"{n} {median(line[n]):.0f} / {max(line[n]):.0f}" for n in names if line[n]))
 PY
