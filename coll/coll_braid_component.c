@@ -188,6 +188,12 @@ static const int_param_t int_params[] = {
       "Single-copy reduce from 3 ranks: from this many bytes of ranks x message every rank "
       "folds a share of the vector (two steps) instead of the root folding all of it (one "
       "step; measured: README). Allreduce always splits. Must be the same on every process" },
+    { "shm_far_ns", &C->shm_far_ns, 400, 0, 1000000, 0, { 0, 0 }, "0..1000000 ns", OPAL_INFO_LVL_6,
+      MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "A two-rank segment times a cache line's round trip between its ranks at set-up (64 "
+      "rounds through the cells); above this many ns the ranks count as far apart (sockets "
+      "apart, or vCPUs on distant cores) and reduce reads 4-16 KiB in place instead of through "
+      "a slot (measured: docs/BENCHMARKS.md). 0: never measured, never far; 1: always far" },
     { "shm_inject_failure", &C->shm_inject_failure, -1, ANY, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL, 0,
       "Fault injection, for tests only: rank N of every communicator fails to map its "
       "shared-memory segment (the tier must then stay off on all ranks); -1 = off" },

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <errno.h>
+#include <inttypes.h>
 
 #include "braid_cma.h"
 #include "opal/runtime/opal_progress.h"
@@ -77,6 +78,8 @@ static int run_setup_step(mca_coll_braid_module_t *m, braid_algo_fn_t fn, braid_
  * (braid_shm.h) after the communicator's: two cells (a request's starts
  * are one after the other on every rank), the communicator's slot size. */
 #define CHANNEL_CELLS 2
+/* rounds of the set-up line probe of a two-rank segment (about 10-40 us) */
+#define SHM_PROBE_ROUNDS 64
 
 static size_t channel_bytes(int P)
 {
@@ -287,6 +290,10 @@ static void setup(mca_coll_braid_module_t *m)
         return;
     }
     setup_single_copy(m);
+    /* after the agreement: both ranks of a pair are here */
+    uint64_t line_ns = NULL != m->shm.read && c->shm_far_ns > 0
+                           ? braid_shm_line_probe(&m->shm, SHM_PROBE_ROUNDS, (uint64_t)c->shm_far_ns)
+                           : 0;
     group->shm = &m->shm;
     m->shm_nchan = nchan;
     m->shm_chan_free = 0 == nchan ? 0 : ~(uint64_t)0 >> (64 - nchan);
@@ -294,11 +301,13 @@ static void setup(mca_coll_braid_module_t *m)
     memset(m->choice_cache, 0, sizeof(m->choice_cache));
     m->hier_cache.valid = false;
     opal_output_verbose(10, c->output, "braid: shared-memory tier on %s: %d ranks per segment, "
-                        "%d cells x %d bytes per rank, %zu bytes; waits %s; %s",
+                        "%d cells x %d bytes per rank, %zu bytes; waits %s; %s; line round trip %" PRIu64
+                        " ns%s",
                         m->comm->c_name, group->size, c->shm_cells, c->shm_slot_size, bytes,
                         m->shm.yield ? "yield the core (oversubscribed)" : "spin",
                         m->shm.read ? "single copy (process_vm_readv) above shm_single_copy_above"
-                                    : "no single copy: UCX above a slot");
+                                    : "no single copy: UCX above a slot",
+                        line_ns, m->shm.far ? " (far: reduce reads 4-16 KiB in place)" : "");
 }
 
 void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m)
@@ -344,6 +353,7 @@ int mca_coll_braid_shm_channel_take(mca_coll_braid_module_t *m, braid_shm_t *s)
     s->unreadable_arg = t->unreadable_arg;
     s->direct_above = t->direct_above;
     s->split_from = t->split_from;
+    s->far = t->far;
     s->seq = m->shm_chan[ch].seq;
     s->safe = m->shm_chan[ch].safe;
     return ch;

@@ -32,7 +32,7 @@ int braid_allreduce_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     size_t bytes = a->count * a->esize;
     braid_shm_t *s = braid_shm_direct(c, bytes);
-    if (NULL != s) return braid_shm_reduce_direct(s, a, -1, true);
+    if (NULL != s) return braid_shm_reduce_direct(s, a, -1, BRAID_SHM_SPLIT);
     s = braid_shm_of(c, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;

@@ -9,6 +9,7 @@
  *     pair  (P = 2)        steps: 1   bytes: the root reads 2S/5 (S/2
  *                          below 64 KiB) of the other's vector, the other
  *                          writes the rest into the root's result
+ *     (two ranks far apart, 4-16 KiB: flat, far_flat)
  *     flat  (P S < 2 MiB, P > 2 or no writer)  steps: 1   bytes: the root
  *                          reads (P - 1) S straight from the others' buffers
  *     split (otherwise)    steps: 2   bytes: each rank reads (P - 1) S / P
@@ -45,9 +46,30 @@ static bool split_for(const braid_shm_t *s, int P, size_t bytes)
     return P >= 3 && bytes * (size_t)P >= s->split_from;
 }
 
+/* Two ranks whose cores pass a cache line slowly (s->far: sockets apart,
+ * or a virtual machine's vCPUs on distant cores) read 4-16 KiB in place
+ * (flat): written through a slot or into the root's result, every line
+ * crosses between the cores twice, read in place at most once - and not
+ * at all when the buffer has not changed since the root last read it.
+ * Measured (np=2, round trip about 500 ns, docs/BENCHMARKS.md "Reduce at
+ * np=2"): flat 1.05-1.24x tuned where cells and pair were 0.76-0.98x;
+ * pair stays ahead from 32 KiB, the cells below 4 KiB. */
+#define FAR_FLAT_FROM ((size_t)4 << 10)
+#define FAR_FLAT_TO ((size_t)16 << 10)
+static braid_shm_t *far_flat(const braid_comm_t *c, size_t bytes)
+{
+    braid_shm_t *s = c->shm;
+    return 2 == c->size && NULL != s && s->far && NULL != s->read && bytes >= FAR_FLAT_FROM &&
+                   bytes <= FAR_FLAT_TO
+               ? s
+               : NULL;
+}
+
 int braid_reduce_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     size_t bytes = a->count * a->esize;
+    braid_shm_t *f = far_flat(c, bytes);
+    if (NULL != f) return braid_shm_reduce_direct(f, a, a->root, BRAID_SHM_FLAT);
     /* two ranks: through the cells whenever a slot holds the vector, above
      * the single-copy threshold too - the other rank leaves as soon as its
      * slot is written, where pair (and flat) hold it until the root has
@@ -55,7 +77,8 @@ int braid_reduce_shm(braid_comm_t *c, const braid_coll_args_t *a)
      * docs/BENCHMARKS.md "Reduce at np=2") */
     braid_shm_t *s = braid_shm_of(c, bytes), *d = braid_shm_direct(c, bytes);
     if (NULL != d && (NULL == s || 2 != c->size))
-        return braid_shm_reduce_direct(d, a, a->root, split_for(d, c->size, bytes));
+        return braid_shm_reduce_direct(d, a, a->root,
+                                       split_for(d, c->size, bytes) ? BRAID_SHM_SPLIT : BRAID_SHM_PAIR);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     const void *in = NULL != a->sbuf ? a->sbuf : a->rbuf;

@@ -104,6 +104,8 @@ typedef struct braid_shm {
     size_t split_from;        /* single-copy reduce: every rank folds a share once
                                  P x bytes reaches this (braid_shm_attach sets
                                  BRAID_SHM_SPLIT_FROM; the unit tests vary it) */
+    bool far;                 /* two ranks whose cores pass a cache line slowly
+                                 (braid_shm_line_probe; the same on both) */
 } braid_shm_t;
 
 /* Bytes of a segment for P ranks, ncells cells of slot_bytes per rank
@@ -138,6 +140,15 @@ braid_shm_t *braid_shm_direct(const struct braid_comm *c, size_t bytes);
  * before the ranks synchronise); any rank reads rank r's. */
 void braid_shm_set_word(braid_shm_t *s, int i, uint64_t v);
 uint64_t braid_shm_word(const braid_shm_t *s, int r, int i);
+
+/* Two ranks' cache-line round trip (set-up, both ranks at once): rank 0
+ * and rank 1 pass a stamp back and forth through the cells, 2 x ncells
+ * rounds untimed, then `rounds` (at most 256) that rank 0 times one by
+ * one. Returns the median round trip in ns and sets s->far to whether it
+ * exceeds far_ns and rank 0 does not yield the core (s->yield), the same
+ * on both ranks (rank 0 publishes both in one more call); 0 and s->far
+ * false for a segment of other than two ranks. */
+uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns);
 
 /* out = slot[0] op (slot[1] op (... op slot[P-1])) of call seq over
  * count elements of esize bytes from byte offset off of every slot, in
@@ -201,11 +212,15 @@ uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r);
 
 /* Single-copy reduction of a's count elements (braid_shm_reduce.c): into
  * root's rbuf (reduce) or every rank's (root < 0, allreduce, split only).
- * split: every rank folds a share and the shares are gathered (two steps);
- * else the root folds everything (one step). Call on a segment with a
- * reader (braid_shm_direct), on every rank with the same root and split. */
+ *   FLAT   the root reads and folds everything (one step)
+ *   PAIR   two ranks with a writer, reduce: the root reads part, the other
+ *          writes the rest into the root's result (one step; FLAT otherwise)
+ *   SPLIT  every rank folds a share and the shares are gathered (two steps)
+ * Call on a segment with a reader, on every rank with the same root and
+ * way. */
+typedef enum { BRAID_SHM_FLAT, BRAID_SHM_PAIR, BRAID_SHM_SPLIT } braid_shm_way_t;
 struct braid_coll_args;
-int braid_shm_reduce_direct(braid_shm_t *s, const struct braid_coll_args *a, int root, bool split);
+int braid_shm_reduce_direct(braid_shm_t *s, const struct braid_coll_args *a, int root, braid_shm_way_t way);
 
 #ifdef __cplusplus
 }

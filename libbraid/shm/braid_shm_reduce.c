@@ -215,11 +215,12 @@ static int pair_other(braid_shm_t *s, const braid_coll_args_t *a, int root, cons
     return rc;
 }
 
-int braid_shm_reduce_direct(braid_shm_t *s, const braid_coll_args_t *a, int root, bool split)
+int braid_shm_reduce_direct(braid_shm_t *s, const braid_coll_args_t *a, int root, braid_shm_way_t way)
 {
     const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
-    if (!split && 2 == s->size && root >= 0 && NULL != s->write)
+    if (BRAID_SHM_PAIR == way && 2 == s->size && root >= 0 && NULL != s->write)
         return s->rank == root ? pair_root(s, a, in) : pair_other(s, a, root, in);
+    bool split = BRAID_SHM_SPLIT == way;
     bool flat_root = !split && s->rank == root;
     uint64_t seq = braid_shm_begin(s);
     /* step 1: inputs (a flat root reads its own in place; nobody else does) */

@@ -11,7 +11,11 @@
  *  - refusal: a message larger than a slot is BRAID_ERR_UNSUPPORTED on
  *    every rank, before any flag moves (the next call still works);
  *  - selection (braid_select_on): shm is chosen only where the segment can
- *    carry the call; a forced or rules-file shm falls through otherwise.
+ *    carry the call; a forced or rules-file shm falls through otherwise;
+ *  - the line probe (braid_shm_line_probe): both ranks of a pair return
+ *    rank 0's figure and verdict, a verdict that follows the threshold
+ *    (never far where rank 0 yields), the segment numbers the same calls on
+ *    both and carries the next call; other sizes are never far.
  */
 #include "unit_coll.h"
 #include "braid_select.h"
@@ -167,6 +171,66 @@ START_TEST(mixed_sequences)
 }
 END_TEST
 
+typedef struct probe_ctx {
+    void *seg;
+    braid_shm_t shm[3];
+    uint64_t far_ns, ns[3];
+    bool rank0_yields, far[3];
+    atomic_int bad;
+} probe_ctx_t;
+
+static int probe_rank(braid_comm_t *c, void *p)
+{
+    probe_ctx_t *x = p;
+    int r = c->rank;
+    if (BRAID_OK != braid_shm_attach(&x->shm[r], x->seg, r, c->size, true)) return BRAID_ERR_ARG;
+    /* rank 0 spins unless the case says otherwise; rank 1 yields (threads
+     * on few cores) - the verdict is rank 0's */
+    if (0 == r) x->shm[0].yield = x->rank0_yields;
+    c->shm = &x->shm[r];
+    x->ns[r] = braid_shm_line_probe(&x->shm[r], 16, x->far_ns);
+    x->far[r] = x->shm[r].far;
+    /* the segment goes on: a reduce of one element */
+    uint32_t in = (uint32_t)r + 1, out = 0;
+    braid_coll_args_t a;
+    memset(&a, 0, sizeof a);
+    a.count = 1;
+    a.esize = 4;
+    a.op.fn = sum_u32;
+    a.op.commutative = true;
+    a.sbuf = &in;
+    a.rbuf = &out;
+    int rc = braid_reduce_shm(c, &a);
+    if (0 == r && BRAID_OK == rc) x->bad += out != (uint32_t)(c->size * (c->size + 1) / 2);
+    return rc;
+}
+
+START_TEST(line_probe)
+{
+    int P = 1 + _i % 3;
+    probe_ctx_t x;
+    memset(&x, 0, sizeof x);
+    x.far_ns = _i / 3 % 2 ? 1 : UINT64_MAX >> 2;   /* always / never exceeded */
+    x.rank0_yields = _i >= 6;
+    x.seg = unit_shm_segment(P, 2, 64);
+    inproc_result_t res = inproc_run(P, probe_rank, NULL, &x);
+    ck_assert_int_eq(res.rc, BRAID_OK);
+    ck_assert_int_eq(x.bad, 0);
+    bool want_far = 2 == P && 1 == x.far_ns && !x.rank0_yields;
+    for (int r = 0; r < P; r++) {
+        ck_assert_msg(x.far[r] == want_far, "P=%d far_ns=%llu rank %d: far %d", P,
+                      (unsigned long long)x.far_ns, r, (int)x.far[r]);
+        ck_assert_uint_eq(x.ns[r], x.ns[0]);
+        /* warm-up 2 x 2 cells + 16 timed + the verdict, then the reduce */
+        ck_assert_uint_eq(x.shm[r].seq, 2 == P ? 2 * 2 + 16 + 1 + 1 : 1);
+    }
+    if (2 == P) ck_assert_uint_gt(x.ns[0], 0);
+    else ck_assert_uint_eq(x.ns[0], 0);
+    free(res.stats);
+    free(x.seg);
+}
+END_TEST
+
 START_TEST(attach_checks_header)
 {
     void *seg = unit_shm_segment(4, 2, 64);
@@ -223,5 +287,6 @@ int main(void)
     TCase *tc = unit_tcase(s, "checks", 60);
     tcase_add_test(tc, attach_checks_header);
     tcase_add_test(tc, selection_needs_segment);
+    tcase_add_loop_test(tc, line_probe, 0, 12);
     return unit_run_suite(s);
 }

@@ -223,6 +223,7 @@ typedef struct unit_run {
     size_t shm_direct_above;        /* ... used above these bytes (or the slot) */
     size_t shm_split_from;          /* ... single-copy reduce splits the fold from
                                        these P x bytes */
+    bool shm_far;                   /* ... its two ranks count as far apart (s->far) */
     bool shm_driver_mem;            /* the ranks' buffers act as CUDA-mapped memory:
                                        the reader refuses them (unit_shm_read) */
     braid_shm_t shm[UNIT_MAX_P];
@@ -418,6 +419,7 @@ static int unit_rank_body(braid_comm_t *c, void *p)
             R->shm[c->rank].unreadable_arg = R;
             R->shm[c->rank].direct_above = R->shm_direct_above;
             R->shm[c->rank].split_from = R->shm_split_from;
+            R->shm[c->rank].far = R->shm_far;
         }
         c->shm = &R->shm[c->rank];
     }
@@ -450,6 +452,8 @@ static inline int unit_run_exec(unit_run_t *R)
         /* single-copy reductions fold at the root alone or split among the
          * ranks (count % 16 < 8: split at every size) */
         R->shm_split_from = (R->k.count & 15) < 8 ? 0 : SIZE_MAX;
+        /* two ranks far apart (count & 32: 1001 among them): reduce reads 4-16 KiB flat */
+        R->shm_far = R->shm_direct && 0 != (R->k.count & 32);
         /* and some of those (count % 8 == 5) with buffers the reader refuses */
         R->shm_driver_mem = R->shm_direct && 5 == (R->k.count & 7);
         if (R->shm_direct && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
