@@ -6,17 +6,21 @@
 # is faster). OSU's method: each call timed alone, a barrier between calls,
 # the time averaged over iterations and ranks.
 #
-#   contrib/bench/osu_compare.sh [-n NP] [-r REPS] [-B BIND] [-b BUILD_DIR] OSU_BINARY [OSU ARGS]
+#   contrib/bench/osu_compare.sh [-n NP] [-r REPS] [-B BIND] [-b BUILD_DIR] [-L NS] OSU_BINARY [OSU ARGS]
 # e.g. contrib/bench/osu_compare.sh -r 5 -B core .../osu_reduce -m 8:4194304 -T mpi_float
 #
 # NP defaults to 2, REPS to 5, BIND (mpirun --bind-to) to core, BUILD_DIR
 # to build/ (braid's component there is the one measured). Prints the load
-# average before and after, then one markdown table.
+# average before and after, then one markdown table. -L NS: before each run
+# braid_bench measures line_ns (a cache line's round trip between ranks 0
+# and 1, braid_bench.c) under the same mpirun options, and the runs form two
+# tables: line_ns at most NS, and above (a median's sample count in
+# parentheses) - a virtual machine's near and far states apart.
 set -euo pipefail
-np=2 reps=5 bind=core build=$(cd "$(dirname "$0")/../.." && pwd)/build
-while getopts n:r:B:b: o; do
+np=2 reps=5 bind=core build=$(cd "$(dirname "$0")/../.." && pwd)/build split=0
+while getopts n:r:B:b:L: o; do
     case $o in
-    n) np=$OPTARG ;; r) reps=$OPTARG ;; B) bind=$OPTARG ;; b) build=$OPTARG ;;
+    n) np=$OPTARG ;; r) reps=$OPTARG ;; B) bind=$OPTARG ;; b) build=$OPTARG ;; L) split=$OPTARG ;;
     *) sed -n '2,15p' "$0"; exit 2 ;;
     esac
 done
@@ -36,26 +40,39 @@ declare -A var=([braid]="" [tuned]="--mca coll ^braid")
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)  ($(nproc) cores, np=$np, $reps reps, $(basename "$1"))"
 for _ in $(seq "$reps"); do
     for v in braid tuned; do
+        ns=-1
+        if [ "$split" != 0 ]; then
+            # shellcheck disable=SC2086
+            ns=$(timeout 120 mpirun -np "$np" "${launch[@]}" ${var[$v]} "$build/contrib/bench/braid_bench" \
+                -c barrier -i 1 --csv | awk -F, 'NR > 1 { print $NF }')
+        fi
         # shellcheck disable=SC2086
         timeout 600 mpirun -np "$np" "${launch[@]}" ${var[$v]} "$@" |
-            awk -v v="$v" '/^[0-9]+[ \t]/ { print v, $1, $2 }' >>"$rows"
+            awk -v v="$v" -v ns="${ns:--1}" '/^[0-9]+[ \t]/ { print v, $1, $2, ns }' >>"$rows"
     done
 done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$rows" <<'PY'
+python3 - "$rows" "$split" <<'PY'
 import sys
 from collections import defaultdict
 def median(v):
     v = sorted(v)
     return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
+split = float(sys.argv[2])
 d = defaultdict(list)
 for line in open(sys.argv[1]):
-    v, s, t = line.split()
-    d[(int(s), v)].append(float(t))
-print("| size | braid us | tuned us | tuned/braid |")
-print("| ---: | ---: | ---: | ---: |")
-for s in sorted({s for s, _ in d}):
-    if d[(s, "braid")] and d[(s, "tuned")]:
-        b, t = median(d[(s, "braid")]), median(d[(s, "tuned")])
-        print(f"| {s} | {b:.2f} | {t:.2f} | {t / b:.2f} |")
+    v, s, t, ns = line.split()
+    g = 1 if split > 0 and float(ns) > split else 0
+    d[(g, int(s), v)].append(float(t))
+for g in (0, 1) if split > 0 else (0,):
+    if split > 0:
+        print(f"\nruns with line_ns {'<=' if g == 0 else '>'} {split:.0f} (samples in parentheses):\n")
+    print("| size | braid us | tuned us | tuned/braid |")
+    print("| ---: | ---: | ---: | ---: |")
+    for s in sorted({s for gg, s, _ in d if gg == g}):
+        b, t = d[(g, s, "braid")], d[(g, s, "tuned")]
+        if b and t:
+            n = f" ({len(b)})" if split > 0 else ""
+            m = f" ({len(t)})" if split > 0 else ""
+            print(f"| {s} | {median(b):.2f}{n} | {median(t):.2f}{m} | {median(t) / median(b):.2f} |")
 PY

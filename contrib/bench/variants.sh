@@ -9,11 +9,15 @@
 # ..., which finds the build there).
 #
 #   contrib/bench/variants.sh [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-b BUILD_DIR] \
-#       [-B BIND] [-a BENCH_ARGS] [-H HOSTS] [-k] [-C] 'NAME=MCA ARGS' ...
+#       [-B BIND] [-a BENCH_ARGS] [-H HOSTS] [-L NS] [-k] [-C] 'NAME=MCA ARGS' ...
 # e.g. 'braid=' 'tuned=--mca coll ^braid,han' 'han=--mca coll ^braid --mca coll_han_priority 100'
 # -B BIND: mpirun --bind-to BIND (default none; core where NP fits the
 # cores); -a BENCH_ARGS: more braid_bench options, e.g. -a --rank-mean (the
-# OSU aggregation: an iteration's time is the mean over ranks).
+# OSU aggregation: an iteration's time is the mean over ranks). -L NS: two
+# tables, one of the rows whose line_ns was at most NS and one of those
+# above (a median's sample count in parentheses): on a machine that switches
+# between a near and a far state (a virtual machine's vCPUs), each state's
+# comparison apart.
 #
 # Before timing anything it checks, per variant and collective, which coll
 # component runs that collective on MPI_COMM_WORLD (a short run with
@@ -33,14 +37,14 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 np=2 reps=5 colls=allreduce max=1M budget=0.05 build=$top/build hosts=0 keep=0 check_only=0
-bind=none bench_args=""
+bind=none bench_args="" line_split=0
 orig_args=("$@")
-while getopts "n:r:c:e:t:b:B:a:H:kC" opt; do
+while getopts "n:r:c:e:t:b:B:a:H:L:kC" opt; do
     case $opt in
     n) np=$OPTARG ;; r) reps=$OPTARG ;; c) colls=$OPTARG ;; e) max=$OPTARG ;;
     t) budget=$OPTARG ;; b) build=$OPTARG ;; H) hosts=$OPTARG ;; k) keep=1 ;; C) check_only=1 ;;
-    B) bind=$OPTARG ;; a) bench_args=$OPTARG ;;
-    *) echo "usage: variants.sh [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-b BUILD] [-B BIND] [-a BENCH_ARGS] [-H HOSTS] [-k] [-C] NAME=ARGS..." >&2
+    B) bind=$OPTARG ;; a) bench_args=$OPTARG ;; L) line_split=$OPTARG ;;
+    *) echo "usage: variants.sh [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-b BUILD] [-B BIND] [-a BENCH_ARGS] [-H HOSTS] [-L NS] [-k] [-C] NAME=ARGS..." >&2
        exit 2 ;;
     esac
 done
@@ -172,28 +176,35 @@ for ((rep = 1; rep <= reps; rep++)); do
         done
     done
 done
-python3 - "$raw" "${names[@]}" <<'PY'
+python3 - "$raw" "$line_split" "${names[@]}" <<'PY'
 import csv, sys
 from collections import defaultdict
 
 def median(v):   # python3-minimal (the Debian 13 root) has no statistics module
     v = sorted(v)
     return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
-names = sys.argv[2:]
+split, names = float(sys.argv[2]), sys.argv[3:]
 d = defaultdict(list)
 line = defaultdict(list)
 for row in csv.reader(open(sys.argv[1])):
-    d[(row[1], int(row[6]), row[0])].append(float(row[9]))
-    if row[-1].lstrip("-").isdigit() and int(row[-1]) >= 0:   # line_ns
-        line[row[0]].append(float(row[-1]))
-keys = sorted({(c, s) for (c, s, _) in d})
-print("| coll | size | " + " | ".join(f"{n} p50 us" for n in names) + " | "
-      + " | ".join(f"{n}/{names[0]}" for n in names[1:]) + " |")
-print("| --- | ---: |" + " ---: |" * (2 * len(names) - 1))
-for c, s in keys:
-    m = [median(d[(c, s, n)]) if d[(c, s, n)] else float("nan") for n in names]
-    print(f"| {c} | {s} | " + " | ".join(f"{x:.2f}" for x in m) + " | "
-          + " | ".join(f"{x / m[0]:.2f}" for x in m[1:]) + " |")
+    ns = float(row[-1]) if row[-1].lstrip("-").isdigit() else -1   # line_ns
+    group = 1 if split > 0 and ns > split else 0
+    d[(group, row[1], int(row[6]), row[0])].append(float(row[9]))
+    if ns >= 0:
+        line[row[0]].append(ns)
+for group in (0, 1) if split > 0 else (0,):
+    keys = sorted({(c, s) for (g, c, s, _) in d if g == group})
+    if split > 0:
+        print(f"\nrows with line_ns {'<=' if group == 0 else '>'} {split:.0f} (samples in parentheses):\n")
+    print("| coll | size | " + " | ".join(f"{n} p50 us" for n in names) + " | "
+          + " | ".join(f"{n}/{names[0]}" for n in names[1:]) + " |")
+    print("| --- | ---: |" + " ---: |" * (2 * len(names) - 1))
+    for c, s in keys:
+        v = [d[(group, c, s, n)] for n in names]
+        m = [median(x) if x else float("nan") for x in v]
+        print(f"| {c} | {s} | " + " | ".join(f"{x:.2f}" + (f" ({len(n)})" if split > 0 else "")
+                                            for x, n in zip(m, v)) + " | "
+              + " | ".join(f"{x / m[0]:.2f}" for x in m[1:]) + " |")
 if line:
     print("\nline_ns (a cache line's round trip between ranks 0 and 1, before each size), "
           "median / max over the rows: "
