@@ -59,8 +59,8 @@ static bool split_for(const braid_shm_t *s, int P, size_t bytes)
 static braid_shm_t *far_flat(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = c->shm;
-    return 2 == c->size && NULL != s && s->far && NULL != s->read && bytes >= FAR_FLAT_FROM &&
-                   bytes <= FAR_FLAT_TO
+    return bytes >= FAR_FLAT_FROM && bytes <= FAR_FLAT_TO && 2 == c->size && NULL != s && s->far &&
+                   NULL != s->read
                ? s
                : NULL;
 }

@@ -91,6 +91,8 @@ typedef struct braid_shm {
     uint64_t seq;             /* the last call numbered on this rank */
     uint64_t safe;            /* every rank is done with calls <= safe */
     bool yield;               /* oversubscribed: yield the core while waiting */
+    bool far;                 /* two ranks whose cores pass a cache line slowly
+                                 (braid_shm_line_probe; the same on both) */
     void (*idle)(void *);     /* called now and then while waiting; may be NULL */
     void *idle_arg;
     uint64_t waits;           /* turns spent waiting (statistics) */
@@ -104,8 +106,6 @@ typedef struct braid_shm {
     size_t split_from;        /* single-copy reduce: every rank folds a share once
                                  P x bytes reaches this (braid_shm_attach sets
                                  BRAID_SHM_SPLIT_FROM; the unit tests vary it) */
-    bool far;                 /* two ranks whose cores pass a cache line slowly
-                                 (braid_shm_line_probe; the same on both) */
 } braid_shm_t;
 
 /* Bytes of a segment for P ranks, ncells cells of slot_bytes per rank
