@@ -71,7 +71,6 @@ typedef struct mca_coll_braid_component_t {
     int shm_single_copy;       /* coll_braid_shm_single_copy: 1 = process_vm_readv */
     int shm_single_copy_above; /* coll_braid_shm_single_copy_above: bytes per rank */
     int shm_reduce_split;      /* coll_braid_shm_reduce_split: bytes, ranks x message */
-    int shm_far_ns;            /* coll_braid_shm_far_ns: a two-rank segment's line round trip */
     int preconnect;            /* coll_braid_preconnect: endpoints made at enable up to this size */
     int progress_thread;       /* coll_braid_progress_thread: 1 = a thread progresses requests */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
@@ -90,6 +89,7 @@ typedef struct mca_coll_braid_component_t {
      * (the UCX worker, endpoints, counters) is made safe in ucx_transport/
      * and only when this is set, so a single-threaded job takes no lock. */
     bool thread_multiple;
+    int shm_far_ns;        /* coll_braid_shm_far_ns: a two-rank segment's line round trip (ns) */
 } mca_coll_braid_component_t;
 
 BRAID_COMPONENT_DECLSPEC extern mca_coll_braid_component_t mca_coll_braid_component;
