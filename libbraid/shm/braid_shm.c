@@ -282,21 +282,19 @@ uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns)
     if (2 != s->size) return 0;
     /* untimed first: every cell once (its pages' first touch) */
     for (int i = 0; i < 2 * s->ncells; i++) (void)probe_round(s, 0);
-    uint64_t ns = 0, t[PROBE_ROUNDS_MAX];
-    int n = rounds < PROBE_ROUNDS_MAX ? rounds : PROBE_ROUNDS_MAX;
+    uint64_t t[PROBE_ROUNDS_MAX] = { 0 };
+    int n = rounds < 1 ? 1 : rounds > PROBE_ROUNDS_MAX ? PROBE_ROUNDS_MAX : rounds;
     for (int i = 0; i < n; i++) {
         uint64_t t0 = now_ns();
         (void)probe_round(s, 0);
         t[i] = now_ns() - t0;
     }
     /* the median: a round the scheduler interrupted does not count */
-    if (n > 0) {
-        qsort(t, (size_t)n, sizeof(t[0]), cmp_u64);
-        ns = t[n / 2];
-    }
+    qsort(t, (size_t)n, sizeof(t[0]), cmp_u64);
+    uint64_t ns = t[n / 2];
     /* rank 0's figure and verdict, for both; ranks that yield the core
      * (an oversubscribed node) timed the scheduler, not the line */
-    uint64_t v = probe_round(s, ns << 1 | (uint64_t)(n > 0 && ns > far_ns && !s->yield));
+    uint64_t v = probe_round(s, ns << 1 | (ns > far_ns && !s->yield ? 1u : 0u));
     s->far = v & 1;
     return v >> 1;
 }

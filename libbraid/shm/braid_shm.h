@@ -143,7 +143,7 @@ uint64_t braid_shm_word(const braid_shm_t *s, int r, int i);
 
 /* Two ranks' cache-line round trip (set-up, both ranks at once): rank 0
  * and rank 1 pass a stamp back and forth through the cells, 2 x ncells
- * rounds untimed, then `rounds` (at most 256) that rank 0 times one by
+ * rounds untimed, then `rounds` (1..256) that rank 0 times one by
  * one. Returns the median round trip in ns and sets s->far to whether it
  * exceeds far_ns and rank 0 does not yield the core (s->yield), the same
  * on both ranks (rank 0 publishes both in one more call); 0 and s->far
