@@ -292,7 +292,8 @@ static void setup(mca_coll_braid_module_t *m)
     setup_single_copy(m);
     /* after the agreement: both ranks of a pair are here */
     uint64_t line_ns = NULL != m->shm.read && c->shm_far_ns > 0
-                           ? braid_shm_line_probe(&m->shm, SHM_PROBE_ROUNDS, (uint64_t)c->shm_far_ns)
+                           ? braid_shm_line_probe(&m->shm, SHM_PROBE_ROUNDS, (uint64_t)c->shm_far_ns,
+                                                  BRAID_SHM_PROBE_SLICE_NS)
                            : 0;
     group->shm = &m->shm;
     m->shm_nchan = nchan;
@@ -307,7 +308,10 @@ static void setup(mca_coll_braid_module_t *m)
                         m->shm.yield ? "yield the core (oversubscribed)" : "spin",
                         m->shm.read ? "single copy (process_vm_readv) above shm_single_copy_above"
                                     : "no single copy: UCX above a slot",
-                        line_ns, m->shm.far ? " (far: reduce reads 4-16 KiB in place)" : "");
+                        line_ns,
+                        m->shm.far                              ? " (far: reduce reads 4-16 KiB in place)"
+                        : line_ns > BRAID_SHM_PROBE_SLICE_NS ? " (the ranks take turns on a core)"
+                                                                : "");
 }
 
 void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m)

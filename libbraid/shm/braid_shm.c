@@ -276,25 +276,45 @@ static int cmp_u64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns)
+/* rank 0's word in a round: more rounds follow (even), or the last round's
+ * result: ns << 2 | far << 1 | 1 */
+#define PROBE_MORE 0u
+
+/* Rank 0: untimed rounds (every cell's pages touched), then timed ones;
+ * a round longer than slice_ns ends it at once (the ranks take turns on a
+ * core: what it measured is the scheduler) */
+static uint64_t probe_lead(braid_shm_t *s, int rounds, uint64_t far_ns, uint64_t slice_ns)
+{
+    uint64_t t[PROBE_ROUNDS_MAX] = { 0 }, sliced = 0;
+    int warm = 2 * s->ncells, n = 0;
+    int want = rounds < 1 ? 1 : rounds > PROBE_ROUNDS_MAX ? PROBE_ROUNDS_MAX : rounds;
+    for (int i = 0; i < warm + want && 0 == sliced; i++) {
+        uint64_t t0 = now_ns();
+        (void)probe_round(s, PROBE_MORE);
+        uint64_t dt = now_ns() - t0;
+        if (dt > slice_ns) sliced = dt;
+        else if (i >= warm) t[n++] = dt;
+    }
+    uint64_t ns = sliced;
+    if (0 == sliced) {
+        /* the median: a round the scheduler interrupted does not count */
+        qsort(t, (size_t)n, sizeof(t[0]), cmp_u64);
+        ns = t[n / 2];
+    }
+    /* a rank that yields the core (an oversubscribed node) timed the
+     * scheduler too */
+    bool far = 0 == sliced && ns > far_ns && !s->yield;
+    return probe_round(s, ns << 2 | (far ? 2u : 0u) | 1u);
+}
+
+uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns, uint64_t slice_ns)
 {
     s->far = false;
     if (2 != s->size) return 0;
-    /* untimed first: every cell once (its pages' first touch) */
-    for (int i = 0; i < 2 * s->ncells; i++) (void)probe_round(s, 0);
-    uint64_t t[PROBE_ROUNDS_MAX] = { 0 };
-    int n = rounds < 1 ? 1 : rounds > PROBE_ROUNDS_MAX ? PROBE_ROUNDS_MAX : rounds;
-    for (int i = 0; i < n; i++) {
-        uint64_t t0 = now_ns();
-        (void)probe_round(s, 0);
-        t[i] = now_ns() - t0;
-    }
-    /* the median: a round the scheduler interrupted does not count */
-    qsort(t, (size_t)n, sizeof(t[0]), cmp_u64);
-    uint64_t ns = t[n / 2];
-    /* rank 0's figure and verdict, for both; ranks that yield the core
-     * (an oversubscribed node) timed the scheduler, not the line */
-    uint64_t v = probe_round(s, ns << 1 | (ns > far_ns && !s->yield ? 1u : 0u));
-    s->far = v & 1;
-    return v >> 1;
+    uint64_t v = PROBE_MORE;
+    if (0 == s->rank) v = probe_lead(s, rounds, far_ns, slice_ns);
+    else
+        while (0 == (v & 1)) v = probe_round(s, PROBE_MORE);
+    s->far = 0 != (v & 2);
+    return v >> 2;
 }

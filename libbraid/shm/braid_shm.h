@@ -143,12 +143,17 @@ uint64_t braid_shm_word(const braid_shm_t *s, int r, int i);
 
 /* Two ranks' cache-line round trip (set-up, both ranks at once): rank 0
  * and rank 1 pass a stamp back and forth through the cells, 2 x ncells
- * rounds untimed, then `rounds` (1..256) that rank 0 times one by
- * one. Returns the median round trip in ns and sets s->far to whether it
- * exceeds far_ns and rank 0 does not yield the core (s->yield), the same
- * on both ranks (rank 0 publishes both in one more call); 0 and s->far
- * false for a segment of other than two ranks. */
-uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns);
+ * rounds untimed, then `rounds` (1..256) that rank 0 times one by one.
+ * Rank 0 alone decides how many rounds there are (its word in each round
+ * says whether another follows): a round longer than slice_ns ends the
+ * probe at once - the ranks take turns on one core, and a round costs a
+ * time slice. Returns rank 0's median round trip in ns (or the round that
+ * ended it) and sets s->far to whether the median exceeds far_ns, the
+ * same on both ranks; never far where the probe was cut short or rank 0
+ * yields the core (s->yield). 0 and s->far false for a segment of other
+ * than two ranks. */
+#define BRAID_SHM_PROBE_SLICE_NS 50000u   /* the glue's slice_ns */
+uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns, uint64_t slice_ns);
 
 /* out = slot[0] op (slot[1] op (... op slot[P-1])) of call seq over
  * count elements of esize bytes from byte offset off of every slot, in

@@ -14,8 +14,9 @@
  *    carry the call; a forced or rules-file shm falls through otherwise;
  *  - the line probe (braid_shm_line_probe): both ranks of a pair return
  *    rank 0's figure and verdict, a verdict that follows the threshold
- *    (never far where rank 0 yields), the segment numbers the same calls on
- *    both and carries the next call; other sizes are never far.
+ *    (never far where rank 0 yields or a round exceeds the time slice,
+ *    which ends the probe after one round), the segment numbers the same
+ *    calls on both and carries the next call; other sizes are never far.
  */
 #include "unit_coll.h"
 #include "braid_select.h"
@@ -174,7 +175,7 @@ END_TEST
 typedef struct probe_ctx {
     void *seg;
     braid_shm_t shm[3];
-    uint64_t far_ns, ns[3];
+    uint64_t far_ns, slice_ns, ns[3];
     bool rank0_yields, far[3];
     atomic_int bad;
 } probe_ctx_t;
@@ -188,7 +189,7 @@ static int probe_rank(braid_comm_t *c, void *p)
      * on few cores) - the verdict is rank 0's */
     if (0 == r) x->shm[0].yield = x->rank0_yields;
     c->shm = &x->shm[r];
-    x->ns[r] = braid_shm_line_probe(&x->shm[r], 16, x->far_ns);
+    x->ns[r] = braid_shm_line_probe(&x->shm[r], 16, x->far_ns, x->slice_ns);
     x->far[r] = x->shm[r].far;
     /* the segment goes on: a reduce of one element */
     uint32_t in = (uint32_t)r + 1, out = 0;
@@ -211,18 +212,22 @@ START_TEST(line_probe)
     probe_ctx_t x;
     memset(&x, 0, sizeof x);
     x.far_ns = _i / 3 % 2 ? 1 : UINT64_MAX >> 2;   /* always / never exceeded */
-    x.rank0_yields = _i >= 6;
+    x.rank0_yields = _i / 6 % 2;
+    /* cases 12..: every round exceeds the slice, the first ends the probe */
+    bool sliced = _i >= 12;
+    x.slice_ns = sliced ? 1 : UINT64_MAX;
     x.seg = unit_shm_segment(P, 2, 64);
     inproc_result_t res = inproc_run(P, probe_rank, NULL, &x);
     ck_assert_int_eq(res.rc, BRAID_OK);
     ck_assert_int_eq(x.bad, 0);
-    bool want_far = 2 == P && 1 == x.far_ns && !x.rank0_yields;
+    bool want_far = 2 == P && 1 == x.far_ns && !x.rank0_yields && !sliced;
     for (int r = 0; r < P; r++) {
         ck_assert_msg(x.far[r] == want_far, "P=%d far_ns=%llu rank %d: far %d", P,
                       (unsigned long long)x.far_ns, r, (int)x.far[r]);
         ck_assert_uint_eq(x.ns[r], x.ns[0]);
-        /* warm-up 2 x 2 cells + 16 timed + the verdict, then the reduce */
-        ck_assert_uint_eq(x.shm[r].seq, 2 == P ? 2 * 2 + 16 + 1 + 1 : 1);
+        /* warm-up 2 x 2 cells + 16 timed (cut short: 1) + the verdict,
+         * then the reduce */
+        ck_assert_uint_eq(x.shm[r].seq, 2 != P ? 1 : sliced ? 1 + 1 + 1 : 2 * 2 + 16 + 1 + 1);
     }
     if (2 == P) ck_assert_uint_gt(x.ns[0], 0);
     else ck_assert_uint_eq(x.ns[0], 0);
@@ -287,6 +292,6 @@ int main(void)
     TCase *tc = unit_tcase(s, "checks", 60);
     tcase_add_test(tc, attach_checks_header);
     tcase_add_test(tc, selection_needs_segment);
-    tcase_add_loop_test(tc, line_probe, 0, 12);
+    tcase_add_loop_test(tc, line_probe, 0, 18);
     return unit_run_suite(s);
 }
