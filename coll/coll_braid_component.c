@@ -192,8 +192,9 @@ static const int_param_t int_params[] = {
       MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
       "A two-rank segment times a cache line's round trip between its ranks at set-up (64 "
       "rounds through the cells); above this many ns the ranks count as far apart (sockets "
-      "apart, or vCPUs on distant cores) and reduce reads 4-16 KiB in place instead of through "
-      "a slot (measured: docs/BENCHMARKS.md). 0: never measured, never far; 1: always far" },
+      "apart, or vCPUs on distant cores) and reduce at 4 KiB - 512 KiB copies the other's "
+      "vector, then folds, instead of going through a slot or sharing the copy (measured: "
+      "docs/BENCHMARKS.md). 0: never measured, never far; 1: always far" },
     { "shm_inject_failure", &C->shm_inject_failure, -1, ANY, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL, 0,
       "Fault injection, for tests only: rank N of every communicator fails to map its "
       "shared-memory segment (the tier must then stay off on all ranks); -1 = off" },

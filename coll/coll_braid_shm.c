@@ -309,7 +309,7 @@ static void setup(mca_coll_braid_module_t *m)
                         m->shm.read ? "single copy (process_vm_readv) above shm_single_copy_above"
                                     : "no single copy: UCX above a slot",
                         line_ns,
-                        m->shm.far                              ? " (far: reduce reads 4-16 KiB in place)"
+                        m->shm.far                              ? " (far: reduce copies 4 KiB - 512 KiB)"
                         : line_ns > BRAID_SHM_PROBE_SLICE_NS ? " (the ranks take turns on a core)"
                                                                 : "");
 }

@@ -9,7 +9,9 @@
  *     pair  (P = 2)        steps: 1   bytes: the root reads 2S/5 (S/2
  *                          below 64 KiB) of the other's vector, the other
  *                          writes the rest into the root's result
- *     (two ranks far apart, 4-16 KiB: flat, far_flat)
+ *     copy  (P = 2, far apart, 4 KiB - 512 KiB, far_copy)  steps: 1
+ *                          bytes: the root reads S of the other's vector
+ *                          into its result, then folds its own into it
  *     flat  (P S < 2 MiB, P > 2 or no writer)  steps: 1   bytes: the root
  *                          reads (P - 1) S straight from the others' buffers
  *     split (otherwise)    steps: 2   bytes: each rank reads (P - 1) S / P
@@ -47,19 +49,21 @@ static bool split_for(const braid_shm_t *s, int P, size_t bytes)
 }
 
 /* Two ranks whose cores pass a cache line slowly (s->far: sockets apart,
- * or a virtual machine's vCPUs on distant cores) read 4-16 KiB in place
- * (flat): written through a slot or into the root's result, every line
- * crosses between the cores twice, read in place at most once - and not
- * at all when the buffer has not changed since the root last read it.
- * Measured (np=2, round trip about 500 ns, docs/BENCHMARKS.md "Reduce at
- * np=2"): flat 1.05-1.24x tuned where cells and pair were 0.76-0.98x;
- * pair stays ahead from 32 KiB, the cells below 4 KiB. */
-#define FAR_FLAT_FROM ((size_t)4 << 10)
-#define FAR_FLAT_TO ((size_t)16 << 10)
-static braid_shm_t *far_flat(const braid_comm_t *c, size_t bytes)
+ * or a virtual machine's vCPUs on distant cores) copy 4 KiB - 512 KiB:
+ * the root reads the other's vector into its result, releases it and
+ * folds there. Written through a slot or into the root's result, every
+ * line crosses between the cores twice; read, once, and the fold then
+ * runs on lines already in the root's cache. Measured (np=2, an Intel
+ * VM, OSU's osu_reduce, docs/BENCHMARKS.md "An Intel VM: copy"): copy
+ * 0.97-1.23x tuned at 8-512 KiB where pair was 0.59-0.85x and flat
+ * 0.83-1.24x; pair stays ahead from 1 MiB (1.32-1.65x), where the other
+ * rank's write halves the root's copy. */
+#define FAR_COPY_FROM ((size_t)4 << 10)
+#define FAR_COPY_TO ((size_t)512 << 10)
+static braid_shm_t *far_copy(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = c->shm;
-    return bytes >= FAR_FLAT_FROM && bytes <= FAR_FLAT_TO && 2 == c->size && NULL != s && s->far &&
+    return bytes >= FAR_COPY_FROM && bytes <= FAR_COPY_TO && 2 == c->size && NULL != s && s->far &&
                    NULL != s->read
                ? s
                : NULL;
@@ -68,8 +72,8 @@ static braid_shm_t *far_flat(const braid_comm_t *c, size_t bytes)
 int braid_reduce_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     size_t bytes = a->count * a->esize;
-    braid_shm_t *f = far_flat(c, bytes);
-    if (NULL != f) return braid_shm_reduce_direct(f, a, a->root, BRAID_SHM_FLAT);
+    braid_shm_t *f = far_copy(c, bytes);
+    if (NULL != f) return braid_shm_reduce_direct(f, a, a->root, BRAID_SHM_COPY);
     /* two ranks: through the cells whenever a slot holds the vector, above
      * the single-copy threshold too - the other rank leaves as soon as its
      * slot is written, where pair (and flat) hold it until the root has

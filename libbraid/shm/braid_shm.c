@@ -280,30 +280,39 @@ static int cmp_u64(const void *x, const void *y)
  * result: ns << 2 | far << 1 | 1 */
 #define PROBE_MORE 0u
 
-/* Rank 0: untimed rounds (every cell's pages touched), then timed ones;
- * a round longer than slice_ns ends it at once (the ranks take turns on a
- * core: what it measured is the scheduler) */
+/* Rank 0: untimed rounds (every cell's pages touched), then timed ones.
+ * A round longer than slice_ns is not timed: one such round is a rank
+ * the scheduler or the hypervisor stopped for a moment (2-3 set-ups of 8
+ * on a 2-vCPU VM, bound to cores), PROBE_SLICES of them end the
+ * probe (the ranks take turns on a core: what it measures is the
+ * scheduler) */
+#define PROBE_SLICES 3
 static uint64_t probe_lead(braid_shm_t *s, int rounds, uint64_t far_ns, uint64_t slice_ns)
 {
     uint64_t t[PROBE_ROUNDS_MAX] = { 0 }, sliced = 0;
-    int warm = 2 * s->ncells, n = 0;
+    int warm = 2 * s->ncells, n = 0, slices = 0;
     int want = rounds < 1 ? 1 : rounds > PROBE_ROUNDS_MAX ? PROBE_ROUNDS_MAX : rounds;
-    for (int i = 0; i < warm + want && 0 == sliced; i++) {
+    for (int i = 0; n < want && slices < PROBE_SLICES; i++) {
         uint64_t t0 = now_ns();
         (void)probe_round(s, PROBE_MORE);
         uint64_t dt = now_ns() - t0;
-        if (dt > slice_ns) sliced = dt;
-        else if (i >= warm) t[n++] = dt;
+        if (dt > slice_ns) {
+            sliced = dt;
+            slices++;
+        } else if (i >= warm) {
+            t[n++] = dt;
+        }
     }
+    bool cut = slices >= PROBE_SLICES;
     uint64_t ns = sliced;
-    if (0 == sliced) {
-        /* the median: a round the scheduler interrupted does not count */
+    if (!cut) {
+        /* the median */
         qsort(t, (size_t)n, sizeof(t[0]), cmp_u64);
         ns = t[n / 2];
     }
     /* a rank that yields the core (an oversubscribed node) timed the
      * scheduler too */
-    bool far = 0 == sliced && ns > far_ns && !s->yield;
+    bool far = !cut && ns > far_ns && !s->yield;
     return probe_round(s, ns << 2 | (far ? 2u : 0u) | 1u);
 }
 

@@ -145,10 +145,11 @@ uint64_t braid_shm_word(const braid_shm_t *s, int r, int i);
  * and rank 1 pass a stamp back and forth through the cells, 2 x ncells
  * rounds untimed, then `rounds` (1..256) that rank 0 times one by one.
  * Rank 0 alone decides how many rounds there are (its word in each round
- * says whether another follows): a round longer than slice_ns ends the
- * probe at once - the ranks take turns on one core, and a round costs a
- * time slice. Returns rank 0's median round trip in ns (or the round that
- * ended it) and sets s->far to whether the median exceeds far_ns, the
+ * says whether another follows): a round longer than slice_ns is not
+ * timed, and the third such round ends the probe - the ranks take turns
+ * on one core, and a round costs a time slice. Returns rank 0's median
+ * round trip in ns (or the round that ended it) and sets s->far to
+ * whether the median exceeds far_ns, the
  * same on both ranks; never far where the probe was cut short or rank 0
  * yields the core (s->yield). 0 and s->far false for a segment of other
  * than two ranks. */
@@ -221,9 +222,12 @@ uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r);
  *   PAIR   two ranks with a writer, reduce: the root reads part, the other
  *          writes the rest into the root's result (one step; FLAT otherwise)
  *   SPLIT  every rank folds a share and the shares are gathered (two steps)
+ *   COPY   two ranks, reduce: the root reads the other's vector into its
+ *          result, releases it, folds its own in (one step; FLAT where
+ *          that order is not MPI's: in place, root 1 non-commutative)
  * Call on a segment with a reader, on every rank with the same root and
  * way. */
-typedef enum { BRAID_SHM_FLAT, BRAID_SHM_PAIR, BRAID_SHM_SPLIT } braid_shm_way_t;
+typedef enum { BRAID_SHM_FLAT, BRAID_SHM_PAIR, BRAID_SHM_SPLIT, BRAID_SHM_COPY } braid_shm_way_t;
 struct braid_coll_args;
 int braid_shm_reduce_direct(braid_shm_t *s, const struct braid_coll_args *a, int root, braid_shm_way_t way);
 

@@ -14,13 +14,16 @@
  *            the root (reduce) or every rank (allreduce) reads the other
  *            P - 1 shares: (P - 1) S / P; 2 steps
  *
- * and at P = 2 (reduce, with a writer, s->write):
+ * and at P = 2 (reduce; pair needs a writer, s->write):
  *
  *   pair   the root reads and folds the first part of the other's
  *          vector while the other writes the rest straight into the
  *          root's result (process_vm_writev); the root then folds its own
  *          operand into that part. Root: reads (1 - f) S, reduces S;
  *          the other: writes f S (f = 1/2, 3/5 from 64 KiB); 1 step
+ *   copy   the root reads the other's whole vector into its result,
+ *          releases it, then folds its own operand in (tuned's order):
+ *          root: reads S, reduces S; 1 step
  *
  * Flat is the shorter path for small P (one synchronisation); at P = 2
  * pair also puts the other rank's idle core to work on the copy, and
@@ -215,9 +218,33 @@ static int pair_other(braid_shm_t *s, const braid_coll_args_t *a, int root, cons
     return rc;
 }
 
+/* Copy: the root reads the other's whole vector into its result,
+ * releases the other, then folds its own operand in: own op other, which
+ * is v0 op v1 for root 0 and, commutative, for root 1. The other rank
+ * does what it does for flat, so only the root decides. */
+static bool copy_usable(const braid_shm_t *s, const braid_coll_args_t *a, const unsigned char *in)
+{
+    return in != (const unsigned char *)a->rbuf && (0 == s->rank || a->op.commutative) &&
+           (NULL == s->unreadable || !s->unreadable(s->unreadable_arg, a->rbuf, a->count * a->esize));
+}
+
+static int copy_root(braid_shm_t *s, const braid_coll_args_t *a, const unsigned char *in)
+{
+    int other = 1 - s->rank;
+    uint64_t seq = braid_shm_begin(s);
+    braid_shm_publish_addr(s, seq, in);
+    braid_shm_wait_one(s, seq, other);
+    int rc = s->read(s->read_arg, other, a->rbuf, braid_shm_addr(s, seq, other), a->count * a->esize);
+    braid_shm_done(s, seq);
+    if (BRAID_OK == rc) a->op.fn(in, a->rbuf, a->count, a->op.arg);
+    return rc;
+}
+
 int braid_shm_reduce_direct(braid_shm_t *s, const braid_coll_args_t *a, int root, braid_shm_way_t way)
 {
     const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
+    if (BRAID_SHM_COPY == way && 2 == s->size && root == s->rank && copy_usable(s, a, in))
+        return copy_root(s, a, in);
     if (BRAID_SHM_PAIR == way && 2 == s->size && root >= 0 && NULL != s->write)
         return s->rank == root ? pair_root(s, a, in) : pair_other(s, a, root, in);
     bool split = BRAID_SHM_SPLIT == way;

@@ -14,8 +14,8 @@
  *    carry the call; a forced or rules-file shm falls through otherwise;
  *  - the line probe (braid_shm_line_probe): both ranks of a pair return
  *    rank 0's figure and verdict, a verdict that follows the threshold
- *    (never far where rank 0 yields or a round exceeds the time slice,
- *    which ends the probe after one round), the segment numbers the same
+ *    (never far where rank 0 yields or rounds exceed the time slice,
+ *    which ends the probe after three rounds), the segment numbers the same
  *    calls on both and carries the next call; other sizes are never far.
  */
 #include "unit_coll.h"
@@ -213,7 +213,7 @@ START_TEST(line_probe)
     memset(&x, 0, sizeof x);
     x.far_ns = _i / 3 % 2 ? 1 : UINT64_MAX >> 2;   /* always / never exceeded */
     x.rank0_yields = _i / 6 % 2;
-    /* cases 12..: every round exceeds the slice, the first ends the probe */
+    /* cases 12..: every round exceeds the slice, the third ends the probe */
     bool sliced = _i >= 12;
     x.slice_ns = sliced ? 1 : UINT64_MAX;
     x.seg = unit_shm_segment(P, 2, 64);
@@ -225,9 +225,9 @@ START_TEST(line_probe)
         ck_assert_msg(x.far[r] == want_far, "P=%d far_ns=%llu rank %d: far %d", P,
                       (unsigned long long)x.far_ns, r, (int)x.far[r]);
         ck_assert_uint_eq(x.ns[r], x.ns[0]);
-        /* warm-up 2 x 2 cells + 16 timed (cut short: 1) + the verdict,
+        /* warm-up 2 x 2 cells + 16 timed (cut short: 3) + the verdict,
          * then the reduce */
-        ck_assert_uint_eq(x.shm[r].seq, 2 != P ? 1 : sliced ? 1 + 1 + 1 : 2 * 2 + 16 + 1 + 1);
+        ck_assert_uint_eq(x.shm[r].seq, 2 != P ? 1 : sliced ? 3 + 1 + 1 : 2 * 2 + 16 + 1 + 1);
     }
     if (2 == P) ck_assert_uint_gt(x.ns[0], 0);
     else ck_assert_uint_eq(x.ns[0], 0);
