@@ -29,12 +29,14 @@
  * end or the start) in recvbufs of allreduce, reduce, reduce_scatter,
  * bcast and allgather.
  *
- * usage: mpi_reductions [quick] [ompi-safe] | huge | untouched
+ * usage: mpi_reductions [quick] [mid] [ompi-safe] | huge | untouched
  *   huge:      only an allreduce, a reduce and a bcast of more than 2^31 bytes
  *              (2 GiB per rank)
  *   untouched: only the untouched-bytes checks (every predefined type and
  *              op, and the derived types with holes)
  *   quick:     fewer counts, for sweeps
+ *   mid:       every predefined type and op at 20011 elements too (20-320
+ *              KB: two ranks' single-copy reduce ways)
  *   ompi-safe: skip the checks Open MPI 4.1.4 itself fails (uint8, uint16
  *              and unsigned long types, 8-bit wrap-around), for runs where
  *              braid is off and Open MPI's collectives do the work
@@ -48,7 +50,7 @@
 /* bool instantiates the generic reference ops; PROD is never used on it */
 #pragma GCC diagnostic ignored "-Wint-in-bool-context"
 
-static int quick, ompi_safe;
+static int quick, mid, ompi_safe;
 
 /* ------------------------------------------------------------------ */
 /* inputs and reference ops, generic over C types                      */
@@ -166,8 +168,8 @@ static void test_predefined(MPI_Comm comm, const char *what)
 {
     int P;
     MPI_Comm_size(comm, &P);
-    size_t counts[] = { 1, (size_t)(P > 1 ? P - 1 : 1), (size_t)P, (size_t)P + 1, 1001 };
-    size_t ncounts = quick ? 3 : sizeof counts / sizeof *counts;
+    size_t counts[] = { 1, (size_t)(P > 1 ? P - 1 : 1), (size_t)P, (size_t)P + 1, 1001, 20011 };
+    size_t ncounts = quick ? 3 : mid ? 6 : 5;
     for (size_t k = 0; k < ncounts; k++) {
         size_t n = counts[quick ? k + 2 : k];
         int ip = (int)(k & 1);
@@ -1168,6 +1170,7 @@ int main(int argc, char **argv)
             return mt_finish("mpi_reductions untouched");
         }
         quick |= 0 == strcmp(argv[i], "quick");
+        mid |= 0 == strcmp(argv[i], "mid");
         ompi_safe |= 0 == strcmp(argv[i], "ompi-safe");
     }
     run_all(MPI_COMM_WORLD, "world", !quick);
