@@ -32,6 +32,7 @@
 #include "braid_shm.h"
 #include "braid_shm_segment.h"
 #include "braid_fiber.h"
+#include "braid_numbers.h"
 
 BEGIN_C_DECLS
 
@@ -73,6 +74,7 @@ typedef struct mca_coll_braid_component_t {
     int shm_reduce_split;      /* coll_braid_shm_reduce_split: bytes, ranks x message */
     int preconnect;            /* coll_braid_preconnect: endpoints made at enable up to this size */
     int progress_thread;       /* coll_braid_progress_thread: 1 = a thread progresses requests */
+    int fiber_stack_size;      /* coll_braid_fiber_stack_size: bytes per fiber stack */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
     bool multi_node;           /* node_key holds more than one node */
 
@@ -198,6 +200,8 @@ typedef struct mca_coll_braid_module_t {
     int shm_nchan;
     uint64_t shm_chan_free;
     struct { uint64_t seq, safe; } shm_chan[BRAID_SHM_CHANNELS_MAX];
+    /* the persistent requests' tag numbers this rank's live ones hold */
+    braid_numbers_t pnums;
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
@@ -452,11 +456,17 @@ const mca_coll_braid_op_t *mca_coll_braid_request_op(mca_coll_braid_request_t *r
 braid_scratch_t *mca_coll_braid_request_scratch(mca_coll_braid_module_t *m,
                                                 mca_coll_braid_request_t *r);
 /* The entry point is about to hand the call to the previous module's
- * blocking function: true when it should instead return at once because
- * the nonblocking request will hand the whole call to the previous
- * module's nonblocking function (first run on the poster's thread, the
- * user's own buffers). */
+ * blocking function: true when it runs inside a nonblocking or persistent
+ * request, which then hands the whole call to the previous module's
+ * nonblocking function instead (the entry point returns at once). Every
+ * hand-on is decided before the call's first wait, so this is on the
+ * poster's thread inside the post. */
 bool mca_coll_braid_hand_on_nonblocking(void);
+/* A persistent request's tag sequence number, free on every rank
+ * (collective: an init); MPI_ERR_OTHER when every number is held. Given
+ * back when the request is freed. */
+int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq);
+void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq);
 /* the progress of outstanding nonblocking and persistent requests */
 int mca_coll_braid_nbc_progress(void);
 bool mca_coll_braid_nbc_outstanding(void);

@@ -136,7 +136,14 @@ static const int_param_t int_params[] = {
       MCA_BASE_VAR_SCOPE_ALL, 0,
       "Nonblocking and persistent collectives advance inside MPI calls (0), or also on a "
       "thread of braid's (1), so that a rank computing without MPI calls still sees them "
-      "finish. The thread sleeps while none is outstanding" },
+      "finish. The thread sleeps while none is outstanding. Needs MPI_THREAD_MULTIPLE (it runs "
+      "user ops): at a lower thread level it stays off, with a message" },
+    { "fiber_stack_size", &C->fiber_stack_size, 8 << 20, 65536, 1 << 30, 0, { 0, 0 },
+      "65536..1073741824 bytes", OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "Stack bytes of each fiber that runs a nonblocking or persistent collective (and the "
+      "user reduction ops it calls): address space reserved, memory used only as touched. "
+      "The default is a thread's usual stack (8 MiB); an op whose local arrays overflow it "
+      "stops the job with a message naming this parameter" },
     { "thread_serialize", &C->thread_serialize, 0, 0, 1, 0, { 0, 0 },
       "0 (UCX's thread mode), 1 (braid's mutex)", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
       "With MPI_THREAD_MULTIPLE: keep threads apart on braid's UCX worker with UCX's own "
@@ -369,9 +376,19 @@ static int braid_close(void)
 
 int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
     (void)enable_progress_threads;
-    mca_coll_braid_component.thread_multiple = enable_mpi_threads;
-    if (!mca_coll_braid_component.params_valid) {
+    c->thread_multiple = enable_mpi_threads;
+    /* the progress thread resumes requests, and so runs user ops and
+     * completes Open MPI requests: only where MPI lets any thread do that */
+    if (c->progress_thread && !enable_mpi_threads) {
+        c->progress_thread = 0;
+        if (c->params_valid && 0 == OMPI_PROC_MY_NAME->vpid)
+            fprintf(stderr, "braid: coll_braid_progress_thread=1 needs MPI_THREAD_MULTIPLE (this "
+                    "job initialised MPI at a lower thread level): the progress thread stays "
+                    "off, and nonblocking collectives progress inside MPI calls\n");
+    }
+    if (!c->params_valid) {
         /* an invalid value must not silently run something else: stop MPI_Init */
         if (0 == OMPI_PROC_MY_NAME->vpid) fprintf(stderr, "%s\n", invalid_message);
         ompi_rte_abort(1, NULL);

@@ -308,6 +308,12 @@ int mca_coll_braid_dispatch(mca_coll_braid_module_t *m, mca_coll_braid_call_t *c
     if (NULL == alg) return BRAID_ERR_UNSUPPORTED;
     alg = fit_shm(m, call, alg);
     if (NULL == alg) return BRAID_ERR_UNSUPPORTED;
+    /* the algorithm's declared refusals (the registry's noncomm) hand the
+     * call on here, before it queues for the segment or sends: a request's
+     * hand-on must fall before its first wait, on every rank alike */
+    if (!braid_alg_takes_op(call->coll, call->choice.alg, m->bcomm.size,
+                            call->args.op.commutative, call->args.exact))
+        return BRAID_ERR_UNSUPPORTED;
     if (alg->options & BRAID_OPT_HIER) {
         bool own = mca_coll_braid_request_persistent(call->req);
         braid_hier_t *h = own ? mca_coll_braid_hier_slot(m, call->req) : NULL;

@@ -92,6 +92,7 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     mca_coll_braid_shm_release(m);
     mca_coll_braid_topo_release(m);
     braid_scratch_release(&m->scratch);
+    braid_numbers_release(&m->pnums);
     free(m->rcounts);
     m->rcounts = NULL;
 }

@@ -95,11 +95,11 @@ struct mca_coll_braid_request {
     const void *sbuf;
     void *rbuf;
     braid_fiber_t *fiber;
-    bool first;                     /* in the fiber's first run, on the poster's thread */
-    bool hand_on;                   /* the entry point handed the call on in that run */
+    bool hand_on;                   /* the entry point handed the call on */
     bool ran_out;                   /* its fiber returned (or its inner request completed):
                                        to be completed by an application thread */
-    ompi_request_t *inner;          /* persistent start handed on: the previous module's */
+    ompi_request_t *inner;          /* handed on with host copies, or a persistent start
+                                       handed on: the previous module's request */
     mca_coll_braid_host_copies_t *hc; /* device buffers: the host copies it runs on */
     /* kept across uses of the request */
     braid_scratch_t scratch;
@@ -107,6 +107,7 @@ struct mca_coll_braid_request {
     size_t counts_len[2];
     braid_hier_t hier;
     mca_coll_braid_request_t *next_free;
+    mca_coll_braid_request_t *next_active; /* the outstanding list */
 };
 
 static void request_construct(mca_coll_braid_request_t *r)
@@ -124,12 +125,13 @@ static void request_destruct(mca_coll_braid_request_t *r)
 OBJ_CLASS_INSTANCE(mca_coll_braid_request_t, ompi_coll_base_nbc_request_t, request_construct,
                    request_destruct);
 
-/* the engine: the pool and the outstanding requests */
+/* the engine: the pool and the outstanding requests. The outstanding list
+ * is linked through the requests, in post order: adding one never
+ * allocates, so a post cannot fail half way. */
 static struct {
-    pthread_mutex_t lock;          /* the outstanding array and every resume from progress */
-    mca_coll_braid_request_t **active;
-    int nactive, cap;
-    int outstanding;               /* nactive, read without the lock */
+    pthread_mutex_t lock;          /* the outstanding list and every resume from progress */
+    mca_coll_braid_request_t *head, *tail;
+    int outstanding;               /* the list's length, read without the lock */
     int runnable;                  /* of those, the ones not ran_out (the progress thread's work) */
     pthread_mutex_t pool_lock;
     mca_coll_braid_request_t *pool;
@@ -241,10 +243,16 @@ braid_comm_t *mca_coll_braid_shm_comm(mca_coll_braid_module_t *m, mca_coll_braid
     return mca_coll_braid_request_persistent(r) ? &r->view : &m->bcomm;
 }
 
+/* Inside a request the entry point never runs the previous module's
+ * blocking function: it records the hand-on and returns, and post() gives
+ * the call to the previous module's nonblocking one. Every reason to hand
+ * on is decided before the call's first wait (the dispatch tests the
+ * algorithm's declared refusals before it queues or sends), so the fiber
+ * has returned inside its first run, on every rank alike. */
 bool mca_coll_braid_hand_on_nonblocking(void)
 {
     mca_coll_braid_request_t *r = mca_coll_braid_request_current();
-    if (NULL == r || !r->first || NULL != r->hc || braid_fiber_yields(r->fiber) > 0) return false;
+    if (NULL == r) return false;
     r->hand_on = true;
     return true;
 }
@@ -370,10 +378,18 @@ static void complete(mca_coll_braid_request_t *r, int rc, bool signal)
     ompi_request_complete(&r->super.super, signal);
 }
 
-/* The fiber returned: give it back, copy device results back, complete. */
+/* The fiber returned: give it back, copy device results back, complete. A
+ * hand-on after the fiber's first wait would be a decision some ranks took
+ * at post and others later: it is an internal error, never a blocking call
+ * of the previous module. */
 static void finish(mca_coll_braid_request_t *r, bool signal)
 {
     int rc = braid_fiber_result(r->fiber);
+    if (r->hand_on) {
+        opal_output(0, "braid: %s on %s: internal error: handed on after its first wait",
+                    braid_coll_name(r->coll), r->m->comm->c_name);
+        rc = MPI_ERR_INTERN;
+    }
     braid_fiber_put(r->fiber);
     r->fiber = NULL;
     rc = mca_coll_braid_host_copies_close(r->hc, rc);
@@ -384,22 +400,12 @@ static void finish(mca_coll_braid_request_t *r, bool signal)
 static void active_add(mca_coll_braid_request_t *r)
 {
     eng_lock(&eng.lock);
-    if (eng.nactive == eng.cap) {
-        int cap = eng.cap ? 2 * eng.cap : 16;
-        mca_coll_braid_request_t **a = realloc(eng.active, (size_t)cap * sizeof(*a));
-        if (NULL == a) {
-            /* progress by waiting here: correct, only not overlapped */
-            eng_unlock(&eng.lock);
-            while (!braid_fiber_resume(r->fiber)) (void)braid_ucx_progress_now();
-            finish(r, false);
-            return;
-        }
-        eng.active = a;
-        eng.cap = cap;
-    }
     r->ran_out = false;
-    eng.active[eng.nactive++] = r;
-    __atomic_store_n(&eng.outstanding, eng.nactive, __ATOMIC_RELEASE);
+    r->next_active = NULL;
+    if (NULL != eng.tail) eng.tail->next_active = r;
+    else eng.head = r;
+    eng.tail = r;
+    __atomic_add_fetch(&eng.outstanding, 1, __ATOMIC_RELEASE);
     __atomic_add_fetch(&eng.runnable, 1, __ATOMIC_RELEASE);
     eng_unlock(&eng.lock);
     mca_coll_braid_progress_active();
@@ -516,18 +522,25 @@ static int post(mca_coll_braid_request_t *r, bool *handed, ompi_request_t **prev
         return MPI_ERR_NO_MEM;
     }
     braid_fiber_set_data(r->fiber, r);
-    r->first = true;
     bool done = braid_fiber_resume(r->fiber);
-    r->first = false;
     if (done && r->hand_on) {
         braid_fiber_put(r->fiber);
         r->fiber = NULL;
-        if (KIND_NONBLOCKING == r->kind) {
+        /* a nonblocking call on the user's buffers: the previous module's
+         * request is the application's; otherwise it runs inside braid's
+         * request (a persistent start; host copies, copied back when it
+         * completes) */
+        if (KIND_NONBLOCKING == r->kind && NULL == r->hc) {
             *handed = true;
             return prev_nonblocking(r, prev_req);
         }
         int rc = prev_nonblocking(r, &r->inner);
-        if (MPI_SUCCESS != rc) return rc;
+        if (MPI_SUCCESS != rc) {
+            r->inner = NULL;
+            mca_coll_braid_host_copies_close(r->hc, rc);
+            r->hc = NULL;
+            return rc;
+        }
     } else if (done) {
         finish(r, false);
         return MPI_SUCCESS;
@@ -556,8 +569,9 @@ static int nbc_progress(bool complete_them)
     if (!mca_coll_braid_nbc_outstanding() || NULL != braid_fiber_self()) return 0;
     if (!progress_enter()) return 0;
     int n = 0;
-    for (int i = 0; i < eng.nactive;) {
-        mca_coll_braid_request_t *r = eng.active[i];
+    mca_coll_braid_request_t **link = &eng.head, *prev = NULL;
+    while (NULL != *link) {
+        mca_coll_braid_request_t *r = *link;
         if (!r->ran_out) {
             r->ran_out = NULL != r->inner ? REQUEST_COMPLETE(r->inner) : braid_fiber_resume(r->fiber);
             if (r->ran_out) {
@@ -566,15 +580,20 @@ static int nbc_progress(bool complete_them)
             }
         }
         if (!r->ran_out || !complete_them) {
-            i++;
+            prev = r;
+            link = &r->next_active;
             continue;
         }
-        eng.active[i] = eng.active[--eng.nactive];
-        __atomic_store_n(&eng.outstanding, eng.nactive, __ATOMIC_RELEASE);
+        /* unlinked before it completes: a waiting thread may reuse it at once */
+        *link = r->next_active;
+        if (eng.tail == r) eng.tail = prev;
+        __atomic_sub_fetch(&eng.outstanding, 1, __ATOMIC_RELEASE);
         if (NULL != r->inner) {
             int rc = r->inner->req_status.MPI_ERROR;
             ompi_request_free(&r->inner);
             r->inner = NULL;
+            rc = mca_coll_braid_host_copies_close(r->hc, rc);
+            r->hc = NULL;
             complete(r, rc, true);
         } else {
             finish(r, true);
@@ -685,8 +704,9 @@ static int request_free(ompi_request_t **rptr)
     if (!REQUEST_COMPLETE(&r->super.super)) return MPI_ERR_REQUEST;
     if (KIND_PERSISTENT == r->kind) {
         if (r->chan >= 0) mca_coll_braid_shm_channel_give(r->m, r->chan, &r->chan_shm);
-        OBJ_RELEASE(r->m->comm);   /* may free the communicator: r->m is gone after this */
+        mca_coll_braid_persistent_number_give(r->m, r->pseq);
     }
+    OBJ_RELEASE(r->m->comm);   /* may free the communicator: r->m is gone after this */
     request_put(r);
     *rptr = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
@@ -716,7 +736,10 @@ static int request_start(size_t n, ompi_request_t **reqs)
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-/* A nonblocking call: post, or hand it on. */
+/* A nonblocking call: post, or hand it on. Braid's request holds its
+ * communicator until it is freed, as Open MPI's point-to-point requests
+ * do: MPI_Comm_free with the call pending leaves the module, its segment
+ * and its transport state in place until MPI_Wait has freed the request. */
 static int start_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **request)
 {
     bool handed;
@@ -731,8 +754,46 @@ static int start_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **reque
         request_put(r);
         return rc;
     }
+    OBJ_RETAIN(r->m->comm);
     *request = &r->super.super;
     return MPI_SUCCESS;
+}
+
+/* A persistent request's tag number (braid_numbers.h): the first number
+ * that no live request of any rank holds, found window by window with the
+ * previous module's allreduce (an init is a collective call, on the
+ * application's thread). A rank that cannot make its set marks the window
+ * full and the call fails on every rank. */
+int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq)
+{
+    braid_numbers_t *s = &m->pnums;
+    bool ok = NULL != s->held || BRAID_OK == braid_numbers_init(s, BRAID_TAG_SEQ_PERSISTENT);
+    unsigned nw = ok ? braid_numbers_windows(s) : BRAID_TAG_SEQ_PERSISTENT / 64;
+    unsigned w0 = ok ? braid_numbers_start(s) : 0;
+    for (unsigned i = 0; i < nw; i++) {
+        unsigned w = (w0 + i) % nw;
+        uint64_t mine[2] = { ok ? braid_numbers_window(s, w) : ~(uint64_t)0, ok ? 0 : 1 }, all[2];
+        int rc = m->prev.allreduce(mine, all, 2, MPI_UINT64_T, MPI_BOR, m->comm,
+                                   m->prev.allreduce_module);
+        if (MPI_SUCCESS != rc) return rc;
+        if (0 != all[1]) return MPI_ERR_NO_MEM;
+        int b = braid_numbers_first_free(all[0]);
+        if (b < 0) continue;
+        unsigned number = w * 64 + (unsigned)b;
+        braid_numbers_take(s, number);
+        *seq = BRAID_TAG_SEQ_PERSISTENT | number;
+        return MPI_SUCCESS;
+    }
+    if (0 == m->bcomm.rank)
+        opal_output(0, "braid: %s: all %u tag numbers of persistent collectives are held by live "
+                    "requests; free some (MPI_Request_free) before making more",
+                    m->comm->c_name, nw * 64);
+    return MPI_ERR_OTHER;
+}
+
+void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq)
+{
+    braid_numbers_give(&m->pnums, seq & BRAID_TAG_SEQ_CALL_MASK);
 }
 
 /* A persistent request: its sequence number and its shm channel now, in
@@ -742,7 +803,11 @@ static int start_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **reque
 static int make_persistent(mca_coll_braid_request_t *r, ompi_request_t **request)
 {
     mca_coll_braid_module_t *m = r->m;
-    r->pseq = braid_ucx_comm_persistent_seq(m->tcomm);
+    int rc = mca_coll_braid_persistent_number_take(m, &r->pseq);
+    if (MPI_SUCCESS != rc) {
+        request_put(r);
+        return rc;
+    }
     r->chan = mca_coll_braid_shm_channel_take(m, &r->chan_shm);
     r->view = m->bcomm;
     r->view.shm = r->chan >= 0 ? &r->chan_shm : NULL;
@@ -954,6 +1019,8 @@ static bool nbc_request_fits(void)
 void mca_coll_braid_nbc_install(mca_coll_braid_module_t *m)
 {
     braid_fiber_pool_shared(eng_shared());
+    braid_fiber_pool_configure((size_t)cmp()->fiber_stack_size,
+                               "raise coll_braid_fiber_stack_size (bytes)");
     ompi_communicator_t *comm = m->comm;
     if (!nbc_request_fits()) {
         opal_output_verbose(1, cmp()->output, "braid: Open MPI's nbc request (%zu bytes) is "
@@ -990,9 +1057,7 @@ void mca_coll_braid_nbc_fini(void)
     eng.pool = NULL;
     eng_unlock(&eng.pool_lock);
     eng_lock(&eng.lock);
-    free(eng.active);
-    eng.active = NULL;
-    eng.nactive = eng.cap = 0;
+    eng.head = eng.tail = NULL;
     eng.outstanding = 0;
     eng.runnable = 0;
     eng_unlock(&eng.lock);

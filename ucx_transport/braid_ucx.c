@@ -101,7 +101,6 @@ braid_ucx_counters_t *braid_ucx_counters(void) { return &counters; }
 struct braid_ucx_comm {
     uint32_t cid;
     uint32_t seq;        /* the last collective's, in the lower half of the seq field */
-    uint32_t pseq;       /* persistent requests made, numbered in the upper half */
     int rank;
     int size;
     int proc_index[];    /* size entries, in the same allocation */
@@ -456,7 +455,6 @@ braid_ucx_comm_t *braid_ucx_comm_create(uint32_t cid, int rank, int size, const 
     else memset(c->proc_index, 0, (size_t)size * sizeof(int));
     c->cid = cid;
     c->seq = 0;
-    c->pseq = 0;
     c->rank = rank;
     c->size = size;
     return c;
@@ -491,13 +489,6 @@ uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c)
 {
     c->seq = (c->seq + 1) & BRAID_TAG_SEQ_CALL_MASK;
     return c->seq;
-}
-
-uint32_t braid_ucx_comm_persistent_seq(braid_ucx_comm_t *c)
-{
-    uint32_t s = BRAID_TAG_SEQ_PERSISTENT | (c->pseq & BRAID_TAG_SEQ_CALL_MASK);
-    c->pseq++;
-    return s;
 }
 
 /* The sequence number this rank's messages carry now: a fiber's own (a

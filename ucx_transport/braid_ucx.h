@@ -138,12 +138,6 @@ int braid_ucx_comm_connect(braid_ucx_comm_t *c);
  * carry the fiber's sequence number (braid_fiber_set_seq) instead. */
 uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c);
 
-/* The sequence number of a new persistent collective, from a space of its
- * own (braid_tag.h): fixed at init, used by every start, so starts match
- * whatever ran in between and in whatever order ranks start different
- * requests. */
-uint32_t braid_ucx_comm_persistent_seq(braid_ucx_comm_t *c);
-
 /* Bind an algorithm's view of the communicator to this transport. */
 void braid_ucx_comm_bind(braid_ucx_comm_t *c, braid_comm_t *out);
 

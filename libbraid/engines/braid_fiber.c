@@ -28,12 +28,18 @@
  * code is on and not the one it left.
  */
 #undef _FORTIFY_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* REG_RSP */
+#endif
 #include "braid_fiber.h"
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -63,8 +69,9 @@ struct braid_fiber {
     ucontext_t uc;          /* the first entry */
 #endif
     braid_fiber_t *outer;   /* the fiber (or NULL) that resumed this one */
-    char *map;              /* guard page + stack */
+    char *map;              /* guard region + stack */
     size_t map_len;
+    size_t guard;           /* bytes of the guard region at map */
     bool entered;           /* trampoline runs on the stack */
     bool done;              /* the job returned */
     braid_fiber_fn fn;
@@ -90,6 +97,8 @@ static __thread braid_fiber_t *cur __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static braid_fiber_t *pool_free, *pool_all;
 static bool pool_shared = true;   /* braid_fiber_pool_shared */
+static size_t stack_bytes = BRAID_FIBER_STACK;   /* braid_fiber_pool_configure */
+static char overflow_hint[256] = "raise the fibers' stack size";
 
 static inline void pool_enter(void)
 {
@@ -112,8 +121,7 @@ __attribute__((noinline)) static void set_self(braid_fiber_t *f) { cur = f; }
 static inline void enter_fiber_begin(braid_fiber_t *f, void **fake)
 {
 #ifdef BRAID_FIBER_ASAN
-    long page = sysconf(_SC_PAGESIZE);
-    __sanitizer_start_switch_fiber(fake, f->map + page, f->map_len - (size_t)page);
+    __sanitizer_start_switch_fiber(fake, f->map + f->guard, f->map_len - f->guard);
 #else
     (void)f, (void)fake;
 #endif
@@ -144,6 +152,103 @@ static inline void leave_fiber_end(void *fake)
 #else
     (void)fake;
 #endif
+}
+
+/* ------------------------------------------------------------------ */
+/* stack overflow: a message instead of a bare SIGSEGV                 */
+/* ------------------------------------------------------------------ */
+
+/* Installed with the first fiber, taken out at braid_fiber_pool_release;
+ * it only adds a line and then runs the handler it replaced. */
+static struct sigaction prev_segv;
+static bool segv_installed;
+static char overflow_msg[512];
+static size_t overflow_len;
+
+/* The interrupted stack pointer, or 0 where this file cannot read it. */
+static uintptr_t fault_sp(void *uc)
+{
+#if defined(__x86_64__) && defined(REG_RSP)
+    return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.sp;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+/* Async-signal-safe: a TLS load, compares, write(2). */
+static void segv_handler(int sig, siginfo_t *si, void *uc)
+{
+    braid_fiber_t *f = cur;
+    if (NULL != f) {
+        uintptr_t lo = (uintptr_t)f->map, top = lo + f->guard;
+        uintptr_t sp = fault_sp(uc), addr = (uintptr_t)si->si_addr;
+        /* the stack pointer below the usable stack (a frame may have
+         * jumped the guard), or a fault inside the guard */
+        bool over = (0 != sp && sp < top && sp + f->map_len >= lo) || (addr >= lo && addr < top);
+        if (over) {
+            ssize_t w = write(STDERR_FILENO, overflow_msg, overflow_len);
+            (void)w;
+        }
+    }
+    if (prev_segv.sa_flags & SA_SIGINFO) {
+        if (NULL != prev_segv.sa_sigaction) prev_segv.sa_sigaction(sig, si, uc);
+    } else if (SIG_DFL == prev_segv.sa_handler || SIG_IGN == prev_segv.sa_handler) {
+        /* returning faults again, now with the default action */
+        signal(sig, SIG_DFL);
+    } else {
+        prev_segv.sa_handler(sig);
+    }
+}
+
+static void overflow_message(void)
+{
+    int n = snprintf(overflow_msg, sizeof(overflow_msg),
+                     "braid: a nonblocking collective's fiber overflowed its stack of %zu KiB "
+                     "(a user reduction op with large local arrays?): %s\n",
+                     stack_bytes >> 10, overflow_hint);
+    overflow_len = n < 0 ? 0 : (size_t)n < sizeof(overflow_msg) ? (size_t)n : sizeof(overflow_msg) - 1;
+}
+
+static void segv_install(void)
+{
+    if (segv_installed) return;
+    overflow_message();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = segv_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    segv_installed = 0 == sigaction(SIGSEGV, &sa, &prev_segv);
+}
+
+static void segv_uninstall(void)
+{
+    struct sigaction now;
+    if (!segv_installed || 0 != sigaction(SIGSEGV, NULL, &now)) return;
+    /* only if nobody installed a handler over braid's since */
+    if ((now.sa_flags & SA_SIGINFO) && segv_handler == now.sa_sigaction)
+        sigaction(SIGSEGV, &prev_segv, NULL);
+    segv_installed = false;
+}
+
+/* An overflow's signal cannot run on the stack that overflowed: a thread
+ * that resumes fibers gets an alternate signal stack, unless it has one
+ * of its own (kept for the thread's life: a few pages of address space). */
+static __thread bool altstack_checked __attribute__((tls_model("initial-exec")));
+
+__attribute__((noinline)) static void altstack_ensure(void)
+{
+    altstack_checked = true;
+    stack_t old;
+    if (0 != sigaltstack(NULL, &old) || !(old.ss_flags & SS_DISABLE)) return;
+    size_t len = 64 << 10;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (MAP_FAILED == p) return;
+    stack_t ss = { .ss_sp = p, .ss_size = len, .ss_flags = 0 };
+    if (0 != sigaltstack(&ss, NULL)) munmap(p, len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -204,6 +309,7 @@ __attribute__((noreturn, used)) static void trampoline(void)
 bool braid_fiber_resume(braid_fiber_t *volatile f)
 {
     if (f->done) return true;
+    if (!altstack_checked) altstack_ensure();
     void *fake = NULL;
     braid_fiber_t *volatile outer = braid_fiber_self();
     f->outer = outer;
@@ -243,19 +349,35 @@ void braid_fiber_yield(void)
 /* the pool                                                            */
 /* ------------------------------------------------------------------ */
 
-static braid_fiber_t *fiber_new(void)
+void braid_fiber_pool_configure(size_t bytes, const char *hint)
 {
     long page = sysconf(_SC_PAGESIZE);
+    if (bytes < BRAID_FIBER_STACK_MIN) bytes = BRAID_FIBER_STACK_MIN;
+    bytes = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+    pool_enter();
+    stack_bytes = bytes;
+    if (NULL != hint) snprintf(overflow_hint, sizeof(overflow_hint), "%s", hint);
+    overflow_message();
+    pool_leave();
+}
+
+static braid_fiber_t *fiber_new(void)
+{
     braid_fiber_t *volatile f = calloc(1, sizeof(*f));
     if (NULL == f) return NULL;
-    f->map_len = BRAID_FIBER_STACK + (size_t)page;
+    pool_enter();
+    segv_install();
+    size_t stack = stack_bytes;
+    pool_leave();
+    f->guard = BRAID_FIBER_GUARD;
+    f->map_len = stack + f->guard;
     f->map = mmap(NULL, f->map_len, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (MAP_FAILED == f->map) {
         free(f);
         return NULL;
     }
-    mprotect(f->map, (size_t)page, PROT_NONE);   /* overflow faults instead of corrupting */
+    mprotect(f->map, f->guard, PROT_NONE);   /* overflow faults instead of corrupting */
 #ifdef BRAID_FIBER_ASM
     /* the first switch pops six zero registers and returns into
      * trampoline with the stack as a call leaves it (16-byte aligned
@@ -271,8 +393,8 @@ static braid_fiber_t *fiber_new(void)
         free(f);
         return NULL;
     }
-    f->uc.uc_stack.ss_sp = f->map + page;
-    f->uc.uc_stack.ss_size = BRAID_FIBER_STACK;
+    f->uc.uc_stack.ss_sp = f->map + f->guard;
+    f->uc.uc_stack.ss_size = stack;
     f->uc.uc_link = NULL;
     makecontext(&f->uc, trampoline, 0);
 #endif
@@ -333,5 +455,6 @@ void braid_fiber_pool_release(void)
         free(f);
     }
     pool_all = pool_free = NULL;
+    segv_uninstall();
     pool_leave();
 }

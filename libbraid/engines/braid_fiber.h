@@ -15,8 +15,16 @@
  * saved); a fiber's stack is mapped once and reused by every later job
  * (a fiber is a loop: run a job, report done, wait for the next), so a
  * nonblocking call in steady state allocates nothing and makes no system
- * call. The stack is BRAID_FIBER_STACK bytes of MAP_NORESERVE memory with
- * a guard page below it: only the pages an algorithm touches are backed.
+ * call. The stack is as large as a thread's (BRAID_FIBER_STACK by
+ * default, braid_fiber_pool_configure), MAP_NORESERVE: only the pages a
+ * job touches are backed - a user reduction op with large local arrays
+ * runs on a fiber as it would on a thread. Below it lies a guard region of
+ * BRAID_FIBER_GUARD bytes, so that a frame far larger than a page still
+ * faults there, and a fault on a fiber whose stack pointer has left its
+ * stack prints what to raise (the hint given to
+ * braid_fiber_pool_configure) before the process's previous SIGSEGV
+ * handler runs; a thread that resumes fibers gets an alternate signal
+ * stack for that, unless it has one.
  *
  * One fiber runs on one thread at a time; the caller keeps two threads
  * from resuming the same fiber (the component resumes under its progress
@@ -36,7 +44,9 @@
 extern "C" {
 #endif
 
-#define BRAID_FIBER_STACK ((size_t)1 << 20)
+#define BRAID_FIBER_STACK ((size_t)8 << 20)
+#define BRAID_FIBER_STACK_MIN ((size_t)64 << 10)
+#define BRAID_FIBER_GUARD ((size_t)1 << 20)
 
 typedef struct braid_fiber braid_fiber_t;
 typedef int (*braid_fiber_fn)(void *arg);
@@ -82,8 +92,14 @@ void *braid_fiber_data(const braid_fiber_t *f);
 void braid_fiber_set_seq(braid_fiber_t *f, uint32_t seq);
 uint32_t braid_fiber_seq(const braid_fiber_t *f);
 
-/* Unmap the pooled stacks (process end; no fiber may be running). */
+/* Unmap the pooled stacks and take the overflow handler back out (process
+ * end; no fiber may be running). */
 void braid_fiber_pool_release(void);
+
+/* Stack bytes of the fibers made from now on (at least
+ * BRAID_FIBER_STACK_MIN, rounded up to pages), and the hint an overflow
+ * prints after "stack of N KiB overflowed": what to raise. */
+void braid_fiber_pool_configure(size_t stack_bytes, const char *overflow_hint);
 
 /* Whether threads may get and put fibers at the same time (the default):
  * false drops the pool's lock, for a caller that is only ever entered by

@@ -2,7 +2,7 @@
  * mpi_nonblocking.c - nonblocking and persistent collectives, checked
  * element by element against references computed from the known inputs.
  *
- *   mpi_nonblocking [mixed|overlap|persistent|order|channels|wrap|threads] ...
+ *   mpi_nonblocking [multiple] [mixed|overlap|persistent|order|channels|wrap|threads] ...
  *
  *   mixed       every nonblocking collective (allreduce, bcast, reduce,
  *               allgather, reduce_scatter_block, reduce_scatter, barrier)
@@ -24,6 +24,8 @@
  *               coll_braid_shm_persistent=3)
  *   wrap        a persistent allreduce started after 70,000 other
  *               collectives on its communicator
+ *   multiple    (no test) MPI_Init_thread with MPI_THREAD_MULTIPLE, for
+ *               the tests that follow it
  *   threads     MPI_THREAD_MULTIPLE: 4 threads, each on its own
  *               communicator, post and complete nonblocking collectives;
  *               then 4 threads start and complete persistent requests of
@@ -682,7 +684,8 @@ static void test_threads(void)
 int main(int argc, char **argv)
 {
     int threads = 0;
-    for (int i = 1; i < argc; i++) threads |= 0 == strcmp(argv[i], "threads");
+    for (int i = 1; i < argc; i++)
+        threads |= 0 == strcmp(argv[i], "threads") || 0 == strcmp(argv[i], "multiple");
     if (threads) {
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

@@ -1,0 +1,55 @@
+/*
+ * braid_numbers.c - see braid_numbers.h.
+ */
+#include "braid_numbers.h"
+
+#include <stdlib.h>
+
+#include "braid_algo.h"
+
+int braid_numbers_init(braid_numbers_t *s, unsigned size)
+{
+    s->size = size - size % 64;
+    s->next = 0;
+    s->held = calloc(s->size / 64, sizeof(uint64_t));
+    return NULL == s->held ? BRAID_ERR_NOMEM : BRAID_OK;
+}
+
+void braid_numbers_release(braid_numbers_t *s)
+{
+    free(s->held);
+    s->held = NULL;
+    s->size = s->next = 0;
+}
+
+unsigned braid_numbers_windows(const braid_numbers_t *s) { return s->size / 64; }
+
+unsigned braid_numbers_start(const braid_numbers_t *s) { return s->next / 64; }
+
+uint64_t braid_numbers_window(const braid_numbers_t *s, unsigned w)
+{
+    return __atomic_load_n(&s->held[w], __ATOMIC_ACQUIRE);
+}
+
+int braid_numbers_first_free(uint64_t held_anywhere)
+{
+    return ~held_anywhere == 0 ? -1 : __builtin_ctzll(~held_anywhere);
+}
+
+void braid_numbers_take(braid_numbers_t *s, unsigned number)
+{
+    __atomic_fetch_or(&s->held[number / 64], 1ull << (number % 64), __ATOMIC_ACQ_REL);
+    s->next = (number + 1) % s->size;
+}
+
+void braid_numbers_give(braid_numbers_t *s, unsigned number)
+{
+    if (NULL == s->held || number >= s->size) return;
+    __atomic_fetch_and(&s->held[number / 64], ~(1ull << (number % 64)), __ATOMIC_ACQ_REL);
+}
+
+bool braid_numbers_held(const braid_numbers_t *s, unsigned number)
+{
+    return NULL != s->held && number < s->size &&
+           0 != (braid_numbers_window(s, number / 64) & (1ull << (number % 64)));
+}
