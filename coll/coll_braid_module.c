@@ -47,6 +47,7 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
     m->shm_nchan = 0;
     m->shm_chan_free = 0;
     memset(m->shm_chan, 0, sizeof(m->shm_chan));
+    memset(&m->pnums, 0, sizeof(m->pnums));
 }
 
 #define RELEASE_PREV(m, name)                                         \

@@ -357,6 +357,14 @@ static mca_coll_braid_request_t *request_get(mca_coll_braid_module_t *m, braid_c
     r->inner = NULL;
     r->hc = NULL;
     r->next_free = NULL;
+    /* fault injection (coll_braid_inject_alloc_failure, tests): each call
+     * starts from empty scratch with the same allowance, so every rank
+     * fails the same allocation whatever its pool held */
+    if (cmp()->inject_alloc_failure >= 0) {
+        braid_scratch_release(&r->scratch);
+        r->scratch.fail_alloc = 1;
+        r->scratch.allocs_before_failure = (unsigned)cmp()->inject_alloc_failure;
+    }
     return r;
 }
 

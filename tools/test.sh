@@ -114,6 +114,10 @@ for log in $(find "${logdirs[@]}" -name '*.log' ! -name 'test-suite.log' | sort 
             passed=$((passed + 1)) ;;
         "run_fuzz.sh: FAILED"*)
             failed=$((failed + 1)) ;;
+        "check_shstk: passed"*)
+            passed=$((passed + 1)) ;;
+        "check_shstk: FAILED"*)
+            failed=$((failed + 1)) ;;
         "mpi tests: "*)
             p=$(sed -n 's/mpi tests: \([0-9]*\) passed, \([0-9]*\) failed/\1 \2/p' <<<"$line")
             set -- $p

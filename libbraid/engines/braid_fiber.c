@@ -4,7 +4,9 @@
  * A fiber loops in trampoline() on its own stack: run the job, mark it
  * done, switch back, wait for the next job.
  *
- * A switch on x86-64 is braid_fiber_switch below: push the six registers
+ * A switch on x86-64 is braid_fiber_switch (braid_fiber_switch.S, kept
+ * out of the C file so that the component is never marked as safe for
+ * CET shadow stacks, which a switch between stacks is not): push the six registers
  * the System V ABI makes the callee keep, store the stack pointer, load
  * the other side's, pop its six, return on its stack - 15 instructions,
  * where glibc's _longjmp also demangles pointers and walks the thread's
@@ -54,6 +56,15 @@
 #ifdef BRAID_FIBER_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
+/* under valgrind, each fiber stack is registered as a stack, so memcheck
+ * takes a switch for one and not for a huge frame (no-ops otherwise; the
+ * header comes with valgrind, and the build does without it) */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define BRAID_FIBER_VALGRIND 1
+#endif
+#endif
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) && !defined(BRAID_FIBER_PORTABLE)
 #define BRAID_FIBER_ASM 1
@@ -72,6 +83,7 @@ struct braid_fiber {
     char *map;              /* guard region + stack */
     size_t map_len;
     size_t guard;           /* bytes of the guard region at map */
+    unsigned vg_stack;      /* valgrind's id of the stack */
     bool entered;           /* trampoline runs on the stack */
     bool done;              /* the job returned */
     braid_fiber_fn fn;
@@ -257,30 +269,9 @@ __attribute__((noinline)) static void altstack_ensure(void)
 
 #ifdef BRAID_FIBER_ASM
 /* Save this side's callee-saved registers on its stack and its stack
- * pointer in *save; continue the side whose stack pointer is load. */
+ * pointer in *save; continue the side whose stack pointer is load
+ * (braid_fiber_switch.S). */
 void braid_fiber_switch(void **save, void *load);
-__asm__(".text\n"
-        ".p2align 4\n"
-        ".globl braid_fiber_switch\n"
-        ".hidden braid_fiber_switch\n"
-        ".type braid_fiber_switch, @function\n"
-        "braid_fiber_switch:\n"
-        "    pushq %rbp\n"
-        "    pushq %rbx\n"
-        "    pushq %r12\n"
-        "    pushq %r13\n"
-        "    pushq %r14\n"
-        "    pushq %r15\n"
-        "    movq %rsp, (%rdi)\n"
-        "    movq %rsi, %rsp\n"
-        "    popq %r15\n"
-        "    popq %r14\n"
-        "    popq %r13\n"
-        "    popq %r12\n"
-        "    popq %rbx\n"
-        "    popq %rbp\n"
-        "    ret\n"
-        ".size braid_fiber_switch, .-braid_fiber_switch\n");
 #endif
 
 /* On the fiber: back to the resumer; returns when resumed again. */
@@ -378,6 +369,9 @@ static braid_fiber_t *fiber_new(void)
         return NULL;
     }
     mprotect(f->map, f->guard, PROT_NONE);   /* overflow faults instead of corrupting */
+#ifdef BRAID_FIBER_VALGRIND
+    f->vg_stack = VALGRIND_STACK_REGISTER(f->map + f->guard, f->map + f->map_len);
+#endif
 #ifdef BRAID_FIBER_ASM
     /* the first switch pops six zero registers and returns into
      * trampoline with the stack as a call leaves it (16-byte aligned
@@ -451,6 +445,9 @@ void braid_fiber_pool_release(void)
     pool_enter();
     for (braid_fiber_t *f = pool_all, *n; NULL != f; f = n) {
         n = f->all;
+#ifdef BRAID_FIBER_VALGRIND
+        VALGRIND_STACK_DEREGISTER(f->vg_stack);
+#endif
         munmap(f->map, f->map_len);
         free(f);
     }

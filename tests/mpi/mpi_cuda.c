@@ -18,7 +18,9 @@
  *
  * Also: a pair type (MPI_2INT, MAXLOC: staged layout), a strided vector
  * broadcast (packed through a host copy), a non-commutative user op (handed
- * to the previous module through host copies), and rank 0's buffers on the
+ * to the previous module through host copies; as MPI_Iallreduce, posted
+ * locally before a synchronous send the peer receives before it posts),
+ * and rank 0's buffers on the
  * host while the others are on the device. And single-rank communicators
  * (MPI_COMM_SELF, a split of one rank each, MPI_COMM_WORLD at np=1), which
  * braid takes in a job that uses CUDA: coll/self, which would take them
@@ -441,6 +443,50 @@ static void test_noncommutative(MPI_Comm comm)
     free(h); free(got); free(ref);
 }
 
+/* Starting a nonblocking collective is local, device buffers and a call
+ * braid hands to the previous module included (the non-commutative op
+ * under an algorithm that refuses it): rank 0 posts MPI_Iallreduce and
+ * then MPI_Ssend to rank 1, which receives before it posts its own. */
+static void test_local_post(MPI_Comm comm)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    if (P < 2) return;
+    const int n = 1000;
+    MPI_Datatype m4;
+    MPI_Type_contiguous(4, MPI_LONG, &m4);
+    MPI_Type_commit(&m4);
+    MPI_Op op;
+    MPI_Op_create(matmul, 0, &op);
+    long *h = malloc(sizeof(long) * 4 * n), *got = malloc(sizeof(long) * 4 * n), *ref = malloc(sizeof(long) * 4 * n);
+    for (int q = P - 1; q >= 0; q--)
+        for (int i = 0; i < n; i++) {
+            long x[4] = { q + 2, (i + 3) % 7, q % 5, (i * 3 + q) % 13 + 1 };
+            if (q == rank) memcpy(h + 4 * i, x, sizeof x);
+            if (q == P - 1) memcpy(ref + 4 * i, x, sizeof x);
+            else { int one = 1; matmul(x, ref + 4 * i, &one, NULL); }
+        }
+    buf_t sb = buf_alloc(WHERE_DEVICE, sizeof(long) * 4 * n);
+    buf_t rb = buf_alloc(rank % 2 ? WHERE_HOST : WHERE_DEVICE, sizeof(long) * 4 * n);
+    buf_put(&sb, h, sizeof(long) * 4 * n);
+    MPI_Request q;
+    int token = 42, rc;
+    if (1 == rank) MPI_Recv(&token, 1, MPI_INT, 0, 7, comm, MPI_STATUS_IGNORE);
+    rc = MPI_Iallreduce(sb.p, rb.p, n, m4, op, comm, &q);
+    if (0 == rank) MPI_Ssend(&token, 1, MPI_INT, 1, 7, comm);
+    if (MPI_SUCCESS == rc) rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+    buf_get(&rb, got, sizeof(long) * 4 * n);
+    mt_check(MPI_SUCCESS == rc && 0 == memcmp(got, ref, sizeof(long) * 4 * n) && 42 == token,
+             "Iallreduce handed on from device buffers, posted before a synchronous send np=%d: rc=%d",
+             P, rc);
+    buf_free(&sb);
+    buf_free(&rb);
+    MPI_Op_free(&op);
+    MPI_Type_free(&m4);
+    free(h); free(got); free(ref);
+}
+
 /* MPI_Allgather of int blocks: each rank's send and receive buffers in a
  * place of its own (host, device, managed), in place on some ranks; braid
  * runs it on host copies of device buffers (the receive buffer is filled
@@ -648,6 +694,7 @@ int main(int argc, char **argv)
     test_bcast_vector(MPI_COMM_WORLD);
     test_pair_maxloc(MPI_COMM_WORLD);
     test_noncommutative(MPI_COMM_WORLD);
+    test_local_post(MPI_COMM_WORLD);
     MPI_Comm rev = mt_reversed_comm(MPI_COMM_WORLD);
     test_allreduce_reduce(rev, (1u << 20) + 5, T_DOUBLE_SUM, 1);
     MPI_Comm_free(&rev);

@@ -14,8 +14,16 @@
  *               receive buffer untouched; collectives that need none (or
  *               reuse cached scratch) keep giving correct values, and the
  *               job ends cleanly.
+ *   inomem N    the same allowance (N = 0) for nonblocking and persistent
+ *               requests, which take scratch of their own: MPI_Iallreduce
+ *               and a started persistent allreduce that need scratch
+ *               complete with MPI_ERR_NO_MEM in MPI_Wait's status on every
+ *               rank, leave the receive buffer untouched, and later
+ *               collectives (blocking and nonblocking) give correct
+ *               values.
  */
 #include "mpi_test_common.h"
+#include "mpi_persistent.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -147,12 +155,62 @@ static void run_nomem(int allowed)
     free(out);
 }
 
+static void run_inomem(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int n = 100000;
+    long *in = malloc(sizeof(long) * n), *out = malloc(sizeof(long) * n);
+    for (int i = 0; i < n; i++) in[i] = rank + i;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < n; i++) out[i] = -7;
+        MPI_Request q;
+        MPI_Status st;
+        int rc = MPI_Iallreduce(in, out, n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q);
+        if (MPI_SUCCESS == rc) rc = MPI_Wait(&q, &st);
+        expect_nomem(rc, "Iallreduce needing scratch");
+        mt_check(0 == count_not(out, n, -7), "failed Iallreduce wrote into the receive buffer");
+        check_scratch_free_collectives(rank, "after a failed Iallreduce");
+    }
+    /* a failed wait frees the request (Open MPI's rule for a request that
+     * completed in error, persistent ones included) */
+    MPI_Request p;
+    int rc = Allreduce_init(in, out, n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &p);
+    mt_check(MPI_SUCCESS == rc, "persistent allreduce init: %d", rc);
+    if (MPI_SUCCESS == rc) {
+        for (int i = 0; i < n; i++) out[i] = -7;
+        int src = MPI_Start(&p);
+        if (MPI_SUCCESS == src) src = MPI_Wait(&p, MPI_STATUS_IGNORE);
+        expect_nomem(src, "started persistent allreduce needing scratch");
+        mt_check(0 == count_not(out, n, -7), "failed persistent start wrote into the receive buffer");
+        if (MPI_REQUEST_NULL != p) MPI_Request_free(&p);
+    }
+    /* what needs no scratch still runs, nonblocking too (no new
+     * communicator: Open MPI agrees on its id with MPI_Iallreduce, which
+     * fails here) */
+    int b = 0 == rank ? 1234 : -1;
+    MPI_Request q;
+    rc = MPI_Ibcast(&b, 1, MPI_INT, 0, MPI_COMM_WORLD, &q);
+    if (MPI_SUCCESS == rc) rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+    mt_check(MPI_SUCCESS == rc && 1234 == b, "Ibcast after the failures: rc %d, value %d", rc, b);
+    rc = MPI_Ibarrier(MPI_COMM_WORLD, &q);
+    if (MPI_SUCCESS == rc) rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+    mt_check(MPI_SUCCESS == rc, "Ibarrier after the failures: rc %d", rc);
+    check_scratch_free_collectives(rank, "at the end");
+    if (0 == rank) printf("mpi_faults inomem: request failures reported as MPI_ERR_NO_MEM on every rank\n");
+    free(in);
+    free(out);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     const char *mode = argc > 1 ? argv[1] : "";
     if (0 == strcmp(mode, "kill")) run_kill();
     else if (0 == strcmp(mode, "nomem")) run_nomem(argc > 2 ? atoi(argv[2]) : 0);
+    else if (0 == strcmp(mode, "inomem")) run_inomem();
     else mt_check(0, "unknown mode '%s'", mode);
     char name[64];
     snprintf(name, sizeof(name), "mpi_faults %s", mode);

@@ -1,6 +1,9 @@
 /* test_tag.c - braid's UCX tag layout: round trip, field isolation and
- * uniqueness across communicators, collectives, steps and sources. */
+ * uniqueness across communicators, collectives, steps and sources; the
+ * persistent requests' numbers (braid_numbers.h), picked the same on ranks
+ * that hold different ones. */
 #include "unit_common.h"
+#include "braid_numbers.h"
 #include "braid_tag.h"
 
 START_TEST(test_round_trip)
@@ -70,6 +73,68 @@ START_TEST(test_step_folds)
 }
 END_TEST
 
+/* The glue's rule across R ranks (coll_braid_nbc.c): OR the windows' held
+ * masks from the start window on; all take the first number free
+ * everywhere, or -1 when the space is held in full. */
+static int pick(braid_numbers_t *ranks, int R)
+{
+    unsigned nw = braid_numbers_windows(&ranks[0]), w0 = braid_numbers_start(&ranks[0]);
+    for (int r = 1; r < R; r++) ck_assert_uint_eq(braid_numbers_start(&ranks[r]), w0);
+    for (unsigned i = 0; i < nw; i++) {
+        unsigned w = (w0 + i) % nw;
+        uint64_t any = 0;
+        for (int r = 0; r < R; r++) any |= braid_numbers_window(&ranks[r], w);
+        int b = braid_numbers_first_free(any);
+        if (b < 0) continue;
+        unsigned number = w * 64 + (unsigned)b;
+        for (int r = 0; r < R; r++) braid_numbers_take(&ranks[r], number);
+        return (int)number;
+    }
+    return -1;
+}
+
+START_TEST(test_persistent_numbers)
+{
+    enum { R = 3, SPACE = BRAID_TAG_SEQ_PERSISTENT };
+    braid_numbers_t ranks[R];
+    for (int r = 0; r < R; r++) ck_assert_int_eq(braid_numbers_init(&ranks[r], SPACE), BRAID_OK);
+    /* ranks free requests at different times (MPI_Request_free is local):
+     * a number still held by any rank is never handed out again */
+    static unsigned char holders[SPACE];   /* bit r: rank r holds it */
+    unsigned lcg = 12345;
+    for (int k = 0; k < 2 * SPACE; k++) {   /* round the space once more */
+        int n = pick(ranks, R);
+        ck_assert_int_ge(n, 0);
+        ck_assert_uint_eq(holders[n], 0);
+        holders[n] = (1u << R) - 1;
+        /* free a random earlier number on a random rank */
+        lcg = lcg * 1103515245u + 12345u;
+        unsigned old = (lcg >> 8) % SPACE, r = (lcg >> 24) % R;
+        if (holders[old] & (1u << r)) {
+            braid_numbers_give(&ranks[r], old);
+            holders[old] &= (unsigned char)~(1u << r);
+        }
+        /* and most of what is held, on every rank */
+        if (k % 3) {
+            for (int q = 0; q < R; q++) braid_numbers_give(&ranks[q], (unsigned)n);
+            holders[n] = 0;
+        }
+    }
+    for (int r = 0; r < R; r++) braid_numbers_release(&ranks[r]);
+    for (int r = 0; r < R; r++) ck_assert_int_eq(braid_numbers_init(&ranks[r], SPACE), BRAID_OK);
+    /* every number held somewhere but one: that one comes out on all */
+    for (unsigned n = 0; n < SPACE; n++) ck_assert_int_eq(pick(ranks, R), (int)n);
+    for (unsigned n = 0; n < SPACE; n++)
+        for (int r = 0; r < R; r++)
+            if ((unsigned)r != n % R || 4321 == n) braid_numbers_give(&ranks[r], n);
+    ck_assert_int_eq(pick(ranks, R), 4321);
+    for (int r = 0; r < R; r++) ck_assert(braid_numbers_held(&ranks[r], 4321));
+    /* none free: an error on every rank alike */
+    ck_assert_int_eq(pick(ranks, R), -1);
+    for (int r = 0; r < R; r++) braid_numbers_release(&ranks[r]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tag");
@@ -78,6 +143,7 @@ int main(void)
     tcase_add_test(tc, test_fields_cover_64_bits);
     tcase_add_test(tc, test_unique);
     tcase_add_test(tc, test_step_folds);
+    tcase_add_test(tc, test_persistent_numbers);
     suite_add_tcase(s, tc);
     return unit_run_suite(s);
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run_valgrind.sh - valgrind memcheck on braid's np=2 MPI tests.
+# run_valgrind.sh - valgrind memcheck on braid's np=2 MPI tests, the
+# nonblocking engine's among them (fiber stacks registered with valgrind).
 #
 # Each case runs `mpirun -np 2 valgrind ... program` against the component in
 # the build tree (every mpirun under a timeout). Open MPI, PMIx, hwloc and UCX
@@ -26,7 +27,7 @@ if ! command -v valgrind >/dev/null 2>&1; then
 fi
 so=$builddir/.libs/mca_coll_braid.so
 [ -f "$so" ] || { echo "run_valgrind: $so not built" >&2; exit 99; }
-for p in mpi_barrier_bcast mpi_reductions mpi_faults mpi_stress; do
+for p in mpi_barrier_bcast mpi_reductions mpi_faults mpi_stress mpi_nonblocking mpi_nbc_edges; do
     [ -x "$builddir/tests/mpi/$p" ] || make -C "$builddir" "tests/mpi/$p" >/dev/null || exit 99
 done
 
@@ -52,6 +53,9 @@ cases=(
     "mpi_reductions quick | coll_braid_allreduce_algorithm=bcube"
     "mpi_faults nomem 1 | coll_braid_inject_alloc_failure=1 coll_braid_allreduce_algorithm=ring coll_braid_bcast_algorithm=binomial"
     "mpi_stress live 1 | -"
+    "mpi_nonblocking mixed overlap persistent | -"
+    "mpi_nbc_edges comm_free | -"
+    "mpi_nbc_edges pseq | coll_braid_shm_persistent=0"
 )
 
 status=0 n=0

@@ -1,0 +1,43 @@
+/*
+ * braid_fiber_switch.S - the x86-64 stack switch of braid_fiber.c.
+ *
+ *   void braid_fiber_switch(void **save, void *load);
+ *
+ * Push the six registers the System V ABI makes the callee keep, store
+ * the stack pointer in *save, load `load`, pop the other side's six and
+ * return on its stack.
+ *
+ * The return lands on another stack than the call came from, which a CET
+ * shadow stack refuses. This file carries no GNU property note on
+ * purpose: an object without one makes the linker leave SHSTK out of the
+ * component's note, even when the C files are compiled with
+ * -fcf-protection=full, so a process with shadow stacks on never takes
+ * the component for shadow-stack safe (tests/unit/check_shstk.sh).
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) && !defined(BRAID_FIBER_PORTABLE)
+    .text
+    .p2align 4
+    .globl braid_fiber_switch
+    .hidden braid_fiber_switch
+    .type braid_fiber_switch, @function
+braid_fiber_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size braid_fiber_switch, .-braid_fiber_switch
+#endif
+#if defined(__ELF__)
+    .section .note.GNU-stack, "", @progbits
+#endif
