@@ -714,7 +714,12 @@ static int request_free(ompi_request_t **rptr)
         if (r->chan >= 0) mca_coll_braid_shm_channel_give(r->m, r->chan, &r->chan_shm);
         mca_coll_braid_persistent_number_give(r->m, r->pseq);
     }
-    OBJ_RELEASE(r->m->comm);   /* may free the communicator: r->m is gone after this */
+    /* the last reference frees the communicator and the module with it:
+     * released through a local, since OBJ_RELEASE writes NULL into the
+     * pointer it was given */
+    ompi_communicator_t *comm = r->m->comm;
+    r->m = NULL;
+    OBJ_RELEASE(comm);
     request_put(r);
     *rptr = MPI_REQUEST_NULL;
     return MPI_SUCCESS;

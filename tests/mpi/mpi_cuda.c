@@ -412,35 +412,56 @@ static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
     }
 }
 
+/* n 2x2 matrices per rank (variant k) as a 4-long type, the op, this
+ * rank's input h and the product over the ranks in rank order, ref */
+typedef struct {
+    int rank, P, n;
+    size_t bytes;
+    MPI_Datatype m4;
+    MPI_Op op;
+    long *h, *got, *ref;
+} mats_t;
+
+static void mats_open(mats_t *t, MPI_Comm comm, int n, int k)
+{
+    MPI_Comm_rank(comm, &t->rank);
+    MPI_Comm_size(comm, &t->P);
+    t->n = n;
+    t->bytes = sizeof(long) * 4 * (size_t)n;
+    MPI_Type_contiguous(4, MPI_LONG, &t->m4);
+    MPI_Type_commit(&t->m4);
+    MPI_Op_create(matmul, 0, &t->op);
+    t->h = malloc(t->bytes);
+    t->got = malloc(t->bytes);
+    t->ref = malloc(t->bytes);
+    for (int q = t->P - 1; q >= 0; q--)
+        for (int i = 0; i < n; i++) {
+            long x[4] = { q + 1 + k, (i + 2 + k) % 7, q % (3 + k), (i * (5 - k) + q) % (11 + k) + 1 };
+            if (q == t->rank) memcpy(t->h + 4 * i, x, sizeof x);
+            if (q == t->P - 1) memcpy(t->ref + 4 * i, x, sizeof x);
+            else { int one = 1; matmul(x, t->ref + 4 * i, &one, NULL); }
+        }
+}
+
+static void mats_close(mats_t *t)
+{
+    MPI_Op_free(&t->op);
+    MPI_Type_free(&t->m4);
+    free(t->h); free(t->got); free(t->ref);
+}
+
 static void test_noncommutative(MPI_Comm comm)
 {
-    int rank, P;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &P);
-    const int n = 3000;
-    MPI_Datatype m4;
-    MPI_Type_contiguous(4, MPI_LONG, &m4);
-    MPI_Type_commit(&m4);
-    MPI_Op op;
-    MPI_Op_create(matmul, 0, &op);
-    long *h = malloc(sizeof(long) * 4 * n), *got = malloc(sizeof(long) * 4 * n), *ref = malloc(sizeof(long) * 4 * n);
-    for (int q = P - 1; q >= 0; q--)
-        for (int i = 0; i < n; i++) {
-            long x[4] = { q + 1, (i + 2) % 7, q % 3, (i * 5 + q) % 11 + 1 };
-            if (q == rank) memcpy(h + 4 * i, x, sizeof x);
-            if (q == P - 1) memcpy(ref + 4 * i, x, sizeof x);
-            else { int one = 1; matmul(x, ref + 4 * i, &one, NULL); }
-        }
-    buf_t b = buf_alloc(rank % 2 ? WHERE_HOST : WHERE_DEVICE, sizeof(long) * 4 * n);
-    buf_put(&b, h, sizeof(long) * 4 * n);
-    int rc = MPI_Allreduce(MPI_IN_PLACE, b.p, n, m4, op, comm);
-    buf_get(&b, got, sizeof(long) * 4 * n);
-    mt_check(MPI_SUCCESS == rc && 0 == memcmp(got, ref, sizeof(long) * 4 * n),
-             "allreduce non-commutative user op np=%d on %s: rc=%d", P, where_name[b.where], rc);
+    mats_t t;
+    mats_open(&t, comm, 3000, 0);
+    buf_t b = buf_alloc(t.rank % 2 ? WHERE_HOST : WHERE_DEVICE, t.bytes);
+    buf_put(&b, t.h, t.bytes);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, b.p, t.n, t.m4, t.op, comm);
+    buf_get(&b, t.got, t.bytes);
+    mt_check(MPI_SUCCESS == rc && 0 == memcmp(t.got, t.ref, t.bytes),
+             "allreduce non-commutative user op np=%d on %s: rc=%d", t.P, where_name[b.where], rc);
     buf_free(&b);
-    MPI_Op_free(&op);
-    MPI_Type_free(&m4);
-    free(h); free(got); free(ref);
+    mats_close(&t);
 }
 
 /* Starting a nonblocking collective is local, device buffers and a call
@@ -449,42 +470,28 @@ static void test_noncommutative(MPI_Comm comm)
  * then MPI_Ssend to rank 1, which receives before it posts its own. */
 static void test_local_post(MPI_Comm comm)
 {
-    int rank, P;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &P);
-    if (P < 2) return;
-    const int n = 1000;
-    MPI_Datatype m4;
-    MPI_Type_contiguous(4, MPI_LONG, &m4);
-    MPI_Type_commit(&m4);
-    MPI_Op op;
-    MPI_Op_create(matmul, 0, &op);
-    long *h = malloc(sizeof(long) * 4 * n), *got = malloc(sizeof(long) * 4 * n), *ref = malloc(sizeof(long) * 4 * n);
-    for (int q = P - 1; q >= 0; q--)
-        for (int i = 0; i < n; i++) {
-            long x[4] = { q + 2, (i + 3) % 7, q % 5, (i * 3 + q) % 13 + 1 };
-            if (q == rank) memcpy(h + 4 * i, x, sizeof x);
-            if (q == P - 1) memcpy(ref + 4 * i, x, sizeof x);
-            else { int one = 1; matmul(x, ref + 4 * i, &one, NULL); }
-        }
-    buf_t sb = buf_alloc(WHERE_DEVICE, sizeof(long) * 4 * n);
-    buf_t rb = buf_alloc(rank % 2 ? WHERE_HOST : WHERE_DEVICE, sizeof(long) * 4 * n);
-    buf_put(&sb, h, sizeof(long) * 4 * n);
+    mats_t t;
+    mats_open(&t, comm, 1000, 1);
+    if (t.P < 2) {
+        mats_close(&t);
+        return;
+    }
+    buf_t sb = buf_alloc(WHERE_DEVICE, t.bytes);
+    buf_t rb = buf_alloc(t.rank % 2 ? WHERE_HOST : WHERE_DEVICE, t.bytes);
+    buf_put(&sb, t.h, t.bytes);
     MPI_Request q;
     int token = 42, rc;
-    if (1 == rank) MPI_Recv(&token, 1, MPI_INT, 0, 7, comm, MPI_STATUS_IGNORE);
-    rc = MPI_Iallreduce(sb.p, rb.p, n, m4, op, comm, &q);
-    if (0 == rank) MPI_Ssend(&token, 1, MPI_INT, 1, 7, comm);
+    if (1 == t.rank) MPI_Recv(&token, 1, MPI_INT, 0, 7, comm, MPI_STATUS_IGNORE);
+    rc = MPI_Iallreduce(sb.p, rb.p, t.n, t.m4, t.op, comm, &q);
+    if (0 == t.rank) MPI_Ssend(&token, 1, MPI_INT, 1, 7, comm);
     if (MPI_SUCCESS == rc) rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
-    buf_get(&rb, got, sizeof(long) * 4 * n);
-    mt_check(MPI_SUCCESS == rc && 0 == memcmp(got, ref, sizeof(long) * 4 * n) && 42 == token,
+    buf_get(&rb, t.got, t.bytes);
+    mt_check(MPI_SUCCESS == rc && 0 == memcmp(t.got, t.ref, t.bytes) && 42 == token,
              "Iallreduce handed on from device buffers, posted before a synchronous send np=%d: rc=%d",
-             P, rc);
+             t.P, rc);
     buf_free(&sb);
     buf_free(&rb);
-    MPI_Op_free(&op);
-    MPI_Type_free(&m4);
-    free(h); free(got); free(ref);
+    mats_close(&t);
 }
 
 /* MPI_Allgather of int blocks: each rank's send and receive buffers in a

@@ -35,6 +35,7 @@
 
 #include "mpi_test_common.h"
 #include "mpi_persistent.h"
+#include "mpi_affine.h"
 
 static int wrank, wsize;
 
@@ -54,48 +55,13 @@ static void compute_ms(int ms)
     } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
-/* ------------------------------------------------------------------ */
-/* a non-commutative op: composition of affine maps x -> a x + b       */
-/* ------------------------------------------------------------------ */
-
-typedef struct { unsigned a, b; } affine_t;
-static MPI_Datatype affine_type;
-static MPI_Op affine_op;
-
-static void affine_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    affine_t *f = in, *g = inout;   /* in: the lower ranks' map, applied first */
-    for (int i = 0; i < *len; i++) {
-        affine_t h = { f[i].a * g[i].a, g[i].a * f[i].b + g[i].b };
-        g[i] = h;
-    }
-}
-
-static affine_t affine_of(int r, int i)
-{
-    affine_t f = { (unsigned)(2 * r + 3 + i % 5), (unsigned)(r * 11 + i) };
-    return f;
-}
-
-static void affine_setup(void)
-{
-    MPI_Type_contiguous(2, MPI_UNSIGNED, &affine_type);
-    MPI_Type_commit(&affine_type);
-    MPI_Op_create(affine_fn, 0, &affine_op);
-}
-
+/* the affine maps' reduction over P ranks, element by element */
 static void affine_check(const affine_t *got, int n, int P, const char *what)
 {
     long bad = 0;
     for (int i = 0; i < n; i++) {
-        affine_t acc = affine_of(0, i);
-        for (int r = 1; r < P; r++) {
-            affine_t g = affine_of(r, i);
-            affine_t h = { acc.a * g.a, g.a * acc.b + g.b };
-            acc = h;
-        }
-        bad += got[i].a != acc.a || got[i].b != acc.b;
+        affine_t want = affine_ref(P, (size_t)i, 0);
+        bad += got[i].a != want.a || got[i].b != want.b;
     }
     mt_check(0 == bad, "%s: %ld of %d wrong", what, bad, n);
 }
@@ -130,7 +96,7 @@ static void handon(bool all_queued)
     for (int i = 0; i < 4; i++) MPI_Allreduce(MPI_IN_PLACE, a_in, NA, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     for (int round = 0; round < 4; round++) {
         isum_fill(a_in, NA, wrank, round);
-        for (int i = 0; i < NB; i++) b_in[i] = affine_of(wrank, i);
+        for (int i = 0; i < NB; i++) b_in[i] = affine_of(wrank, (size_t)i, 0);
         MPI_Request q[2];
         bool last = wrank == wsize - 1;
         /* the last rank comes late: every other rank's first call stays
@@ -393,8 +359,7 @@ int main(int argc, char **argv)
         if (0 == wrank) fprintf(stderr, "mpi_nbc_edges: unknown mode %s\n", mode);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    MPI_Type_free(&affine_type);
-    MPI_Op_free(&affine_op);
+    affine_free();
     char name[64];
     snprintf(name, sizeof(name), "mpi_nbc_edges %s", mode);
     return mt_finish(name);

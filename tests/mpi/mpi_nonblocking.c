@@ -36,29 +36,12 @@
 
 #include "mpi_test_common.h"
 #include "mpi_persistent.h"
+#include "mpi_affine.h"
 
 static int wrank, wsize;
 
 /* input of rank r, element i, call k */
 static int val(int r, size_t i, int k) { return (int)((i * 7 + (size_t)r * 13 + (size_t)k * 5) % 101); }
-
-/* ------------------------------------------------------------------ */
-/* a non-commutative op: composition of affine maps x -> a x + b       */
-/* ------------------------------------------------------------------ */
-
-typedef struct { unsigned a, b; } affine_t;
-static MPI_Datatype affine_type;
-static MPI_Op affine_op;
-
-static void affine_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    affine_t *f = in, *g = inout;   /* in: the lower ranks' map, applied first */
-    for (int i = 0; i < *len; i++) {
-        affine_t h = { f[i].a * g[i].a, g[i].a * f[i].b + g[i].b };
-        g[i] = h;
-    }
-}
 
 /* a commutative user op for the vector type with holes (predefined ops
  * take predefined types only): int sum over the first int of each element */
@@ -68,24 +51,6 @@ static void vsum_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
     (void)dt;
     int *a = in, *b = inout;
     for (int i = 0; i < *len; i++) b[2 * i] += a[2 * i];
-}
-
-static affine_t affine_of(int r, size_t i, int k)
-{
-    affine_t f = { (unsigned)(2 * r + 3 + (int)(i % 5) + k), (unsigned)(r * 11 + (int)i + k) };
-    return f;
-}
-
-static affine_t affine_ref(int P, size_t i, int k)
-{
-    affine_t acc = affine_of(0, i, k);
-    for (int r = 1; r < P; r++) {
-        affine_t g = affine_of(r, i, k);
-        int one = 1;
-        affine_fn(&acc, &g, &one, NULL);
-        acc = g;
-    }
-    return acc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -698,9 +663,7 @@ int main(int argc, char **argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Type_contiguous(2, MPI_UNSIGNED, &affine_type);
-    MPI_Type_commit(&affine_type);
-    MPI_Op_create(affine_fn, 0, &affine_op);
+    affine_setup();
     MPI_Op_create(vsum_fn, 1, &vsum_op);
     MPI_Op_create(isum_fn, 0, &isum_op);
     int all = argc < 2;
@@ -716,9 +679,8 @@ int main(int argc, char **argv)
         if (0 == strcmp(t, "threads")) test_threads();
         if (all) break;
     }
-    MPI_Op_free(&affine_op);
     MPI_Op_free(&vsum_op);
     MPI_Op_free(&isum_op);
-    MPI_Type_free(&affine_type);
+    affine_free();
     return mt_finish("mpi_nonblocking");
 }
