@@ -1,8 +1,9 @@
 /*
  * coll_braid_op.c - binding an MPI (datatype, op) pair to braid's reduction
- * callback: braid's own vectorised kernels for the predefined pairs on C
- * integer and floating types, PMPI_Reduce_local for everything else (pair
- * types with MINLOC/MAXLOC, complex, long double, derived types, user ops).
+ * callback: braid's own kernels for every predefined pair (vectorised for
+ * the C and Fortran integer and floating types; long double, complex and
+ * the MINLOC/MAXLOC pairs too), PMPI_Reduce_local only for derived types
+ * and user ops.
  *
  * Everything here depends only on the datatype and the op, which MPI
  * requires to be the same on every rank of a reduction, so the bindings
@@ -11,6 +12,7 @@
 #include "coll_braid.h"
 
 #include <limits.h>
+#include <wchar.h>
 
 #include "braid_kernels.h"
 
@@ -23,16 +25,32 @@ static braid_ktype_t int_ktype(size_t size, bool is_signed)
     case 2: return is_signed ? BRAID_KT_INT16 : BRAID_KT_UINT16;
     case 4: return is_signed ? BRAID_KT_INT32 : BRAID_KT_UINT32;
     case 8: return is_signed ? BRAID_KT_INT64 : BRAID_KT_UINT64;
-    default: return BRAID_KT_NTYPES;
+    default: return BRAID_KT_ALL;
     }
 }
 
-/* The braid kernel type of a predefined datatype, or BRAID_KT_NTYPES. */
-static braid_ktype_t kernel_type(MPI_Datatype t, MPI_Op op)
+/* A predefined type of the size MPI gives it (the Fortran types' sizes
+ * are the Fortran compiler's) */
+static size_t type_size(MPI_Datatype t)
+{
+    int size = 0;
+    PMPI_Type_size(t, &size);
+    return size > 0 ? (size_t)size : 0;
+}
+
+/* The braid kernel type of a predefined datatype, or BRAID_KT_ALL
+ * (no kernel). Every predefined type Open MPI reduces is here: the C and
+ * Fortran integers (MPI_CHAR as C's char: signed on x86), the floating
+ * types, long double, the complex types, the logical types and the pairs
+ * of MINLOC/MAXLOC. */
+static braid_ktype_t kernel_type(MPI_Datatype t)
 {
     static const struct { MPI_Datatype type; size_t size; int is_signed; } ints[] = {
+        { MPI_CHAR, sizeof(char), CHAR_MIN < 0 },
         { MPI_SIGNED_CHAR, sizeof(signed char), 1 },
         { MPI_UNSIGNED_CHAR, sizeof(unsigned char), 0 },
+        { MPI_BYTE, 1, 0 },
+        { MPI_WCHAR, sizeof(wchar_t), WCHAR_MIN < 0 },
         { MPI_SHORT, sizeof(short), 1 },
         { MPI_UNSIGNED_SHORT, sizeof(unsigned short), 0 },
         { MPI_INT, sizeof(int), 1 },
@@ -52,15 +70,44 @@ static braid_ktype_t kernel_type(MPI_Datatype t, MPI_Op op)
         { MPI_AINT, sizeof(MPI_Aint), 1 },
         { MPI_OFFSET, sizeof(MPI_Offset), 1 },
         { MPI_COUNT, sizeof(MPI_Count), 1 },
+        /* Fortran: sizes from MPI (0) */
+        { MPI_INTEGER, 0, 1 },
+        { MPI_INTEGER1, 0, 1 },
+        { MPI_INTEGER2, 0, 1 },
+        { MPI_INTEGER4, 0, 1 },
+        { MPI_INTEGER8, 0, 1 },
+        { MPI_LOGICAL, 0, 1 },   /* .TRUE. is 1: logical ops as on an integer */
+    };
+    static const struct { MPI_Datatype type; braid_ktype_t kt; } others[] = {
+        { MPI_FLOAT, BRAID_KT_FLOAT }, { MPI_DOUBLE, BRAID_KT_DOUBLE },
+        { MPI_REAL, BRAID_KT_FLOAT }, { MPI_REAL4, BRAID_KT_FLOAT },
+        { MPI_DOUBLE_PRECISION, BRAID_KT_DOUBLE }, { MPI_REAL8, BRAID_KT_DOUBLE },
+        { MPI_LONG_DOUBLE, BRAID_KT_LDOUBLE },
+        { MPI_C_FLOAT_COMPLEX, BRAID_KT_CFLOAT }, { MPI_C_DOUBLE_COMPLEX, BRAID_KT_CDOUBLE },
+        { MPI_C_LONG_DOUBLE_COMPLEX, BRAID_KT_CLDOUBLE },
+        { MPI_COMPLEX, BRAID_KT_CFLOAT }, { MPI_DOUBLE_COMPLEX, BRAID_KT_CDOUBLE },
+        { MPI_FLOAT_INT, BRAID_KT_FLOAT_INT }, { MPI_DOUBLE_INT, BRAID_KT_DOUBLE_INT },
+        { MPI_LONG_INT, BRAID_KT_LONG_INT }, { MPI_2INT, BRAID_KT_INT_INT },
+        { MPI_SHORT_INT, BRAID_KT_SHORT_INT }, { MPI_LONG_DOUBLE_INT, BRAID_KT_LDOUBLE_INT },
+        { MPI_2REAL, BRAID_KT_FLOAT_FLOAT }, { MPI_2DOUBLE_PRECISION, BRAID_KT_DOUBLE_DOUBLE },
+        { MPI_2INTEGER, BRAID_KT_INT_INT },
     };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
-        if (t == ints[i].type) return int_ktype(ints[i].size, ints[i].is_signed);
-    if (t == MPI_FLOAT) return BRAID_KT_FLOAT;
-    if (t == MPI_DOUBLE) return BRAID_KT_DOUBLE;
+        if (t == ints[i].type) {
+            size_t size = 0 != ints[i].size ? ints[i].size : type_size(t);
+            return int_ktype(size, ints[i].is_signed);
+        }
     if (t == MPI_C_BOOL && sizeof(_Bool) == 1) return BRAID_KT_BOOL;
-    /* MPI_BYTE takes the bitwise ops only */
-    if (t == MPI_BYTE && (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR)) return BRAID_KT_UINT8;
-    return BRAID_KT_NTYPES;
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+        if (t == others[i].type) {
+            /* the C layout braid's kernel assumes is the one MPI gives the type */
+            MPI_Aint lb, extent;
+            PMPI_Type_get_extent(t, &lb, &extent);
+            size_t ks = braid_ktype_size(others[i].kt);
+            return 0 == lb && (size_t)extent == ks && type_size(t) <= ks ? others[i].kt
+                                                                          : BRAID_KT_ALL;
+        }
+    return BRAID_KT_ALL;
 }
 
 static braid_kop_t kernel_op(MPI_Op op)
@@ -69,11 +116,12 @@ static braid_kop_t kernel_op(MPI_Op op)
         { MPI_SUM, BRAID_KOP_SUM },   { MPI_PROD, BRAID_KOP_PROD }, { MPI_MIN, BRAID_KOP_MIN },
         { MPI_MAX, BRAID_KOP_MAX },   { MPI_LAND, BRAID_KOP_LAND }, { MPI_LOR, BRAID_KOP_LOR },
         { MPI_LXOR, BRAID_KOP_LXOR }, { MPI_BAND, BRAID_KOP_BAND }, { MPI_BOR, BRAID_KOP_BOR },
-        { MPI_BXOR, BRAID_KOP_BXOR },
+        { MPI_BXOR, BRAID_KOP_BXOR }, { MPI_MAXLOC, BRAID_KOP_MAXLOC },
+        { MPI_MINLOC, BRAID_KOP_MINLOC },
     };
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
         if (op == ops[i].op) return ops[i].kop;
-    return BRAID_KOP_NOPS;
+    return BRAID_KOP_ALL;
 }
 
 /* ---- callbacks ---- */
@@ -100,8 +148,8 @@ static void pmpi_reduce(const void *in, void *inout, size_t n, void *arg)
 
 static bool is_integer_like(MPI_Datatype t)
 {
-    braid_ktype_t k = kernel_type(t, MPI_SUM);
-    return k != BRAID_KT_NTYPES && k != BRAID_KT_FLOAT && k != BRAID_KT_DOUBLE;
+    braid_ktype_t k = kernel_type(t);
+    return k < BRAID_KT_NTYPES && k != BRAID_KT_FLOAT && k != BRAID_KT_DOUBLE;
 }
 
 void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op op)
@@ -118,9 +166,9 @@ void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op o
     b->bop.arg = b;
     b->bop.commutative = commute != 0;
 
-    braid_ktype_t kt = kernel_type(dtype, op);
+    braid_ktype_t kt = kernel_type(dtype);
     braid_kop_t ko = kernel_op(op);
-    if (kt != BRAID_KT_NTYPES && ko != BRAID_KOP_NOPS) b->kernel = braid_kernel_lookup(kt, ko);
+    if (kt != BRAID_KT_ALL && ko != BRAID_KOP_ALL) b->kernel = braid_kernel_lookup(kt, ko);
     if (NULL != b->kernel) {
         b->bop.fn = kernel_reduce;
         b->exact = braid_kernel_is_exact(kt, ko);

@@ -3,6 +3,7 @@
  * exercise vector bodies and tails, aligned and misaligned buffers, random and
  * edge values; the lookup and is_exact tables; MPI wrap-around, NaN, signed
  * zero and 0/1 logical semantics checked against hand-computed values. */
+#include <complex.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -276,7 +277,7 @@ START_TEST(test_lookup_null_exactly_for_undefined)
     ck_assert_uint_eq(wrong, 0);
     ck_assert_uint_eq(defined, 91);
     /* out of range */
-    ck_assert(NULL == braid_kernel_lookup(BRAID_KT_NTYPES, BRAID_KOP_SUM));
+    ck_assert(NULL == braid_kernel_lookup(BRAID_KT_ALL, BRAID_KOP_SUM));
     ck_assert(NULL == braid_kernel_lookup(BRAID_KT_INT32, BRAID_KOP_NOPS));
     ck_assert(NULL == braid_kernel_lookup((braid_ktype_t)-1, BRAID_KOP_SUM));
     /* spot checks of the rule */
@@ -305,7 +306,7 @@ START_TEST(test_is_exact_table)
     ck_assert(!braid_kernel_is_exact(BRAID_KT_DOUBLE, BRAID_KOP_SUM));
     ck_assert(braid_kernel_is_exact(BRAID_KT_DOUBLE, BRAID_KOP_MAX));
     ck_assert(braid_kernel_is_exact(BRAID_KT_INT64, BRAID_KOP_PROD));
-    ck_assert(!braid_kernel_is_exact(BRAID_KT_NTYPES, BRAID_KOP_SUM));
+    ck_assert(!braid_kernel_is_exact(BRAID_KT_ALL, BRAID_KOP_SUM));
 }
 END_TEST
 
@@ -414,14 +415,125 @@ START_TEST(test_count_zero_and_names)
     size_t wrong = 0;
     for (int t = 0; t < BRAID_KT_NTYPES; t++) wrong += braid_ktype_size(t) != t_size(t);
     ck_assert_uint_eq(wrong, 0);
-    ck_assert_uint_eq(braid_ktype_size(BRAID_KT_NTYPES), 0);
+    ck_assert_uint_eq(braid_ktype_size(BRAID_KT_ALL), 0);
     ck_assert_str_eq(braid_ktype_name(BRAID_KT_UINT8), "uint8");
     ck_assert_str_eq(braid_ktype_name(BRAID_KT_BOOL), "bool");
     ck_assert_str_eq(braid_ktype_name(BRAID_KT_DOUBLE), "double");
     ck_assert_str_eq(braid_kop_name(BRAID_KOP_BXOR), "bxor");
     ck_assert_str_eq(braid_kop_name(BRAID_KOP_LXOR), "lxor");
-    ck_assert_str_eq(braid_ktype_name(BRAID_KT_NTYPES), "?");
-    ck_assert_str_eq(braid_kop_name(BRAID_KOP_NOPS), "?");
+    ck_assert_str_eq(braid_ktype_name(BRAID_KT_ALL), "?");
+    ck_assert_str_eq(braid_kop_name(BRAID_KOP_ALL), "?");
+    ck_assert_str_eq(braid_ktype_name(BRAID_KT_LDOUBLE_INT), "ldouble_int");
+    ck_assert_str_eq(braid_kop_name(BRAID_KOP_MINLOC), "minloc");
+}
+END_TEST
+
+/* The host-only kernels: long double, the complex types and the
+ * MINLOC/MAXLOC pairs, against the plain C of Open MPI's reference ops
+ * (inout = inout op in; a loc op keeps the smaller index of equal values),
+ * and NULL for the pairs MPI does not define on them. */
+typedef struct { double v; int k; } dint_t;
+typedef struct { short v; int k; } sint_t;
+typedef struct { long double v; int k; } ldint_t;
+typedef struct { float v; float k; } ff_t;
+
+#define LOC_REF(a, b, CMP)                                                     \
+    do {                                                                       \
+        if ((a).v CMP (b).v) (b) = (a);                                        \
+        else if ((a).v == (b).v && (a).k < (b).k) (b).k = (a).k;               \
+    } while (0)
+
+START_TEST(test_host_only_kernels)
+{
+    enum { N = 517 };
+    size_t bad = 0;
+    /* long double */
+    static long double la[N], lb[N], lr[N];
+    for (braid_kop_t op = BRAID_KOP_SUM; op <= BRAID_KOP_MAX; op++) {
+        for (size_t i = 0; i < N; i++) {
+            la[i] = (long double)((int)(i % 13) - 6) / 3;
+            lb[i] = (long double)((int)(i % 7) - 3) * 1.25L;
+            long double a = la[i], b = lb[i];
+            lr[i] = op == BRAID_KOP_SUM ? b + a : op == BRAID_KOP_PROD ? b * a
+                  : op == BRAID_KOP_MIN ? (b < a ? b : a) : (b > a ? b : a);
+        }
+        braid_kernel_lookup(BRAID_KT_LDOUBLE, op)(la, lb, N);
+        for (size_t i = 0; i < N; i++) bad += lb[i] != lr[i];
+    }
+    ck_assert_uint_eq(bad, 0);
+    /* complex: sum and product (inout * in), float and double */
+    static float _Complex fa[N], fb[N], fr[N];
+    static double _Complex da[N], db[N], dr[N];
+    for (int prod = 0; prod < 2; prod++) {
+        for (size_t i = 0; i < N; i++) {
+            fa[i] = (float)(i % 9) - 4.5f + (float)(i % 5) * 0.25f * 1.0if;
+            fb[i] = 1.5f - (float)(i % 4) + (float)(i % 3) * 1.0if;
+            fr[i] = prod ? fb[i] * fa[i] : fb[i] + fa[i];
+            da[i] = (double)(i % 11) * 0.1 - 2.0 * 1.0i * (double)(i % 3);
+            db[i] = 3.0 + (double)(i % 6) * 1.0i;
+            dr[i] = prod ? db[i] * da[i] : db[i] + da[i];
+        }
+        braid_kop_t op = prod ? BRAID_KOP_PROD : BRAID_KOP_SUM;
+        braid_kernel_lookup(BRAID_KT_CFLOAT, op)(fa, fb, N);
+        braid_kernel_lookup(BRAID_KT_CDOUBLE, op)(da, db, N);
+        for (size_t i = 0; i < N; i++) {
+            bool off = 0 != memcmp(&fb[i], &fr[i], sizeof fr[i]) || 0 != memcmp(&db[i], &dr[i], sizeof dr[i]);
+            if (off && bad < 4)
+                fprintf(stderr, "complex %s i=%zu: float %a%+ai want %a%+ai, double %a%+ai want %a%+ai\n",
+                        prod ? "prod" : "sum", i, crealf(fb[i]), cimagf(fb[i]), crealf(fr[i]),
+                        cimagf(fr[i]), creal(db[i]), cimag(db[i]), creal(dr[i]), cimag(dr[i]));
+            bad += off;
+        }
+    }
+    ck_assert_uint_eq(bad, 0);
+    /* the pairs: equal values every third element, so the index decides */
+    static dint_t xa[N], xb[N], xr[N];
+    static sint_t sa[N], sb[N], sr[N];
+    static ldint_t qa[N], qb[N], qr[N];
+    static ff_t ga[N], gb[N], gr[N];
+    for (int max = 0; max < 2; max++) {
+        for (size_t i = 0; i < N; i++) {
+            double va = i % 3 ? (double)(i % 17) : 5.0, vb = i % 3 ? (double)(i % 11) : 5.0;
+            int ka = (int)(i % 7), kb = (int)(i % 5);
+            xa[i] = (dint_t){ va, ka }; xb[i] = (dint_t){ vb, kb };
+            sa[i] = (sint_t){ (short)va, ka }; sb[i] = (sint_t){ (short)vb, kb };
+            qa[i] = (ldint_t){ va, ka }; qb[i] = (ldint_t){ vb, kb };
+            ga[i] = (ff_t){ (float)va, (float)ka }; gb[i] = (ff_t){ (float)vb, (float)kb };
+            xr[i] = xb[i]; sr[i] = sb[i]; qr[i] = qb[i]; gr[i] = gb[i];
+            if (max) {
+                LOC_REF(xa[i], xr[i], >); LOC_REF(sa[i], sr[i], >);
+                LOC_REF(qa[i], qr[i], >); LOC_REF(ga[i], gr[i], >);
+            } else {
+                LOC_REF(xa[i], xr[i], <); LOC_REF(sa[i], sr[i], <);
+                LOC_REF(qa[i], qr[i], <); LOC_REF(ga[i], gr[i], <);
+            }
+        }
+        braid_kop_t op = max ? BRAID_KOP_MAXLOC : BRAID_KOP_MINLOC;
+        braid_kernel_lookup(BRAID_KT_DOUBLE_INT, op)(xa, xb, N);
+        braid_kernel_lookup(BRAID_KT_SHORT_INT, op)(sa, sb, N);
+        braid_kernel_lookup(BRAID_KT_LDOUBLE_INT, op)(qa, qb, N);
+        braid_kernel_lookup(BRAID_KT_FLOAT_FLOAT, op)(ga, gb, N);
+        for (size_t i = 0; i < N; i++)
+            bad += xb[i].v != xr[i].v || xb[i].k != xr[i].k || sb[i].v != sr[i].v ||
+                   sb[i].k != sr[i].k || qb[i].v != qr[i].v || qb[i].k != qr[i].k ||
+                   gb[i].v != gr[i].v || gb[i].k != gr[i].k;
+    }
+    ck_assert_uint_eq(bad, 0);
+    /* the layouts are the C structs MPI lays the pairs out as */
+    ck_assert_uint_eq(braid_ktype_size(BRAID_KT_DOUBLE_INT), sizeof(dint_t));
+    ck_assert_uint_eq(braid_ktype_size(BRAID_KT_SHORT_INT), sizeof(sint_t));
+    ck_assert_uint_eq(braid_ktype_size(BRAID_KT_LDOUBLE_INT), sizeof(ldint_t));
+    /* what MPI does not define on them has no kernel; exactness */
+    ck_assert(NULL == braid_kernel_lookup(BRAID_KT_CDOUBLE, BRAID_KOP_MIN));
+    ck_assert(NULL == braid_kernel_lookup(BRAID_KT_DOUBLE_INT, BRAID_KOP_SUM));
+    ck_assert(NULL == braid_kernel_lookup(BRAID_KT_LDOUBLE, BRAID_KOP_BAND));
+    ck_assert(NULL == braid_kernel_lookup(BRAID_KT_INT32, BRAID_KOP_MAXLOC));
+    for (int t = BRAID_KT_NTYPES; t < BRAID_KT_ALL; t++)
+        ck_assert(braid_kernel_lookup(t, BRAID_KOP_SUM) || braid_kernel_lookup(t, BRAID_KOP_MAXLOC));
+    ck_assert(!braid_kernel_is_exact(BRAID_KT_CDOUBLE, BRAID_KOP_PROD));
+    ck_assert(!braid_kernel_is_exact(BRAID_KT_LDOUBLE, BRAID_KOP_SUM));
+    ck_assert(braid_kernel_is_exact(BRAID_KT_LDOUBLE, BRAID_KOP_MAX));
+    ck_assert(braid_kernel_is_exact(BRAID_KT_FLOAT_INT, BRAID_KOP_MINLOC));
 }
 END_TEST
 
@@ -437,6 +549,7 @@ int main(void)
     tcase_add_test(tc, test_minmax_nan_and_zero);
     tcase_add_test(tc, test_logical_zero_one);
     tcase_add_test(tc, test_count_zero_and_names);
+    tcase_add_test(tc, test_host_only_kernels);
     suite_add_tcase(s, tc);
     return unit_run_suite(s);
 }
