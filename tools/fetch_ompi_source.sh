@@ -16,8 +16,8 @@
 # sources list, lists directory and cache made in a temporary directory
 # (the machine's own sources, classic sources.list lines and deb822
 # .sources files, with deb-src added), removed on exit with everything
-# downloaded. Needs dpkg-query and apt-get (Debian, Ubuntu) and the
-# network; exit status 0 on success, else 1 with the reason on stderr.
+# downloaded. Needs dpkg-query and apt-get (Debian, Ubuntu), the
+# archive's decompressor (xz for Open MPI 5.0.7's) and the network; exit status 0 on success, else 1 with the reason on stderr.
 set -eu
 me=fetch_ompi_source.sh
 die() { echo "$me: $*" >&2; exit 1; }
@@ -85,6 +85,14 @@ ls "$tmp/lists/"*Sources* >/dev/null 2>&1 ||
 orig=""
 for f in "$tmp/src/${srcpkg}_"*.orig.tar.*; do [ -r "$f" ] && orig=$f; done
 [ -n "$orig" ] || die "apt-get source $srcpkg=$srcver brought no .orig.tar archive"
+# tar reads a compressed archive through the compressor's own program:
+# name the one that is missing (Debian 13's minimal systems lack xz)
+case $orig in
+*.xz) unz=xz pkgz=xz-utils ;; *.bz2) unz=bzip2 pkgz=bzip2 ;;
+*.zst) unz=zstd pkgz=zstd ;; *.gz) unz=gzip pkgz=gzip ;; *) unz="" pkgz="" ;;
+esac
+[ -z "$unz" ] || command -v "$unz" >/dev/null 2>&1 ||
+    die "reading ${orig##*/} needs $unz, which is not installed (Debian/Ubuntu: apt-get install $pkgz)"
 top=$(tar -tf "$orig" 2>/dev/null | sed -n '1{s,^\./,,;s,/.*,,;p;}')
 [ -n "$top" ] || die "cannot read $orig"
 members="$top/VERSION"

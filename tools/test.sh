@@ -135,5 +135,12 @@ if [ $status -ne 0 ]; then
         done || true
 fi
 passed=$((passed + fresh_passed + lint_passed)); failed=$((failed + fresh_failed + lint_failed))
+# a stage that failed without a failing check in the logs counted above
+# (a build, a set-up, a crash before any summary) is one failure itself:
+# the line and the exit status agree
+if [ $status -ne 0 ] && [ $failed -eq 0 ]; then
+    echo "braid tests: a stage failed (exit $status) without a failing check in its logs: counted as one failure"
+    failed=1
+fi
 echo "braid tests: $passed passed, $failed failed"
 exit $status
