@@ -105,16 +105,11 @@ braid_where=$BRAID_WHERE
 braid_info=$BRAID_INFO
 
 # algorithm names per collective: from ompi_info when braid is there, else the
-# names braid registers (libbraid/braid_registry.h)
+# rows of the registry itself (libbraid/braid_registry.h), so the two never
+# drift apart
+registry=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/libbraid/braid_registry.h
 default_algs() {
-    case $1 in
-        barrier) echo "all_to_all all_to_one dissemination" ;;
-        bcast) echo "one_to_all binomial scatter_allgather dbtree" ;;
-        allreduce) echo "ring ring_chunked halving_doubling bcube dbtree" ;;
-        reduce) echo "binomial dbtree" ;;
-        reduce_scatter) echo "ring halving_doubling" ;;
-        allgather) echo "ring recursive_doubling" ;;
-    esac
+    sed -n "s/^ *X([A-Z_]*, $1, [A-Z_]*, \([a-z_]*\),.*/\1/p" "$registry" | tr '\n' ' '
 }
 algs_for() { # coll
     local names=""

@@ -114,9 +114,9 @@ for log in $(find "${logdirs[@]}" -name '*.log' ! -name 'test-suite.log' | sort 
             passed=$((passed + 1)) ;;
         "run_fuzz.sh: FAILED"*)
             failed=$((failed + 1)) ;;
-        "check_shstk: passed"*)
+        "check_shstk: passed"*|"check_algorithm_tables: passed"*)
             passed=$((passed + 1)) ;;
-        "check_shstk: FAILED"*)
+        "check_shstk: FAILED"*|"check_algorithm_tables: FAILED"*)
             failed=$((failed + 1)) ;;
         "mpi tests: "*)
             p=$(sed -n 's/mpi tests: \([0-9]*\) passed, \([0-9]*\) failed/\1 \2/p' <<<"$line")
