@@ -121,26 +121,19 @@ typedef struct { double v; double k; } kt_double_double;
     X(DOUBLE_DOUBLE, double_double, kt_double_double, int, OPS_LOC)
 
 /* ---- one kernel per (type, op) ----------------------------------------- */
-#define DEFINE_KERNEL(OP, op, EXPR, TN, tn, T, W)                              \
-    BRAID_KERNEL_ATTR static void braid_k_##op##_##tn(const void *restrict in_, \
-                                                      void *restrict inout_,   \
-                                                      size_t count)            \
+#define KERNEL_FN(ATTR, op, EXPR, tn, T, W)                                    \
+    ATTR static void braid_k_##op##_##tn(const void *restrict in_,             \
+                                         void *restrict inout_, size_t count)  \
     {                                                                          \
         const T *in = (const T *)in_;                                          \
         T *io = (T *)inout_;                                                   \
         for (size_t i = 0; i < count; i++) io[i] = EXPR(in[i], io[i], T, W);   \
     }
+#define DEFINE_KERNEL(OP, op, EXPR, TN, tn, T, W) KERNEL_FN(BRAID_KERNEL_ATTR, op, EXPR, tn, T, W)
+#define DEFINE_HOST_KERNEL(OP, op, EXPR, TN, tn, T, W) KERNEL_FN(, op, EXPR, tn, T, W)
 #define DEFINE_TYPE(TN, tn, T, W, OPS) OPS(DEFINE_KERNEL, TN, tn, T, W)
-BRAID_KTYPES(DEFINE_TYPE)
-#define DEFINE_HOST_KERNEL(OP, op, EXPR, TN, tn, T, W)                         \
-    static void braid_k_##op##_##tn(const void *restrict in_, void *restrict inout_, \
-                                    size_t count)                              \
-    {                                                                          \
-        const T *in = (const T *)in_;                                          \
-        T *io = (T *)inout_;                                                   \
-        for (size_t i = 0; i < count; i++) io[i] = EXPR(in[i], io[i], T, W);   \
-    }
 #define DEFINE_HOST_TYPE(TN, tn, T, W, OPS) OPS(DEFINE_HOST_KERNEL, TN, tn, T, W)
+BRAID_KTYPES(DEFINE_TYPE)
 BRAID_KTYPES_HOST(DEFINE_HOST_TYPE)
 
 #define TABLE_ENTRY(OP, op, EXPR, TN, tn, T, W) \
