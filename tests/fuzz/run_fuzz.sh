@@ -22,7 +22,8 @@ $CC -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$top/libbraid" -I"$top/libbraid/patterns" -I"$top/libbraid/engines" -I"$top/libbraid/kernels" -I"$top/libbraid/shm" \
     -I"$top/ucx_transport" -I"$top/selection" \
     "$here/fuzz_rules.c" "$top"/selection/*.c \
-    "$top"/libbraid/*.c "$top"/libbraid/algo/*.c "$top"/libbraid/engines/*.c "$top"/libbraid/patterns/*.c "$top"/libbraid/shm/*.c \
+    "$top"/libbraid/*.c "$top"/libbraid/algo/*.c "$top"/libbraid/engines/*.c "$top"/libbraid/engines/*.S \
+    "$top"/libbraid/patterns/*.c "$top"/libbraid/shm/*.c \
     "$top"/libbraid/kernels/*.c -lm \
     -o "$bin"
 
