@@ -129,8 +129,10 @@ static void fill_element(kind_t k, MPI_Datatype t, size_t extent, int r, size_t 
     }
     case K_INT: {
         /* every byte of the integer varies (negative values too) */
-        long long x = (long long)(v * 2) * 0x0101010101010101LL + (long long)(i * 131 + (size_t)r);
-        if (i % 5 == 1) x = (long long)v;
+        /* (modulo 2^64: the bytes are what matters) */
+        unsigned long long x = (unsigned long long)(long long)(v * 2) * 0x0101010101010101ULL +
+                               (unsigned long long)(i * 131 + (size_t)r);
+        if (i % 5 == 1) x = (unsigned long long)(long long)v;
         memcpy(at, &x, extent < sizeof x ? extent : sizeof x);
         break;
     }
