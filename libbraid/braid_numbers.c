@@ -33,7 +33,7 @@ uint64_t braid_numbers_window(const braid_numbers_t *s, unsigned w)
 
 int braid_numbers_first_free(uint64_t held_anywhere)
 {
-    return ~held_anywhere == 0 ? -1 : __builtin_ctzll(~held_anywhere);
+    return UINT64_MAX == held_anywhere ? -1 : __builtin_ctzll(~held_anywhere);
 }
 
 void braid_numbers_take(braid_numbers_t *s, unsigned number)

@@ -59,7 +59,12 @@ fi
 #    allocation itself.
 #  - reduce_scatter_halving_doubling.c -Wanalyzer-null-argument: the reported
 #    path needs holder != r at the end after holder == r earlier (r != r).
-allowed='coll/coll_braid_module.c:.*-Wanalyzer-malloc-leak|libbraid/algo/reduce_scatter_halving_doubling.c:.*-Wanalyzer-null-argument'
+#  - Open MPI's request.h -Wanalyzer-use-of-uninitialized-value
+#    (req_f_to_c_index in OMPI_REQUEST_FINI, from coll_braid_nbc.c's
+#    request_put of a request just made): the request class's constructor,
+#    which OBJ_NEW runs through the class table, sets it; the analyzer does
+#    not follow that call.
+allowed='coll/coll_braid_module.c:.*-Wanalyzer-malloc-leak|libbraid/algo/reduce_scatter_halving_doubling.c:.*-Wanalyzer-null-argument|ompi/request/request.h:.*req_f_to_c_index.*-Wanalyzer-use-of-uninitialized-value'
 fails=0
 for f in "${srcs[@]}"; do
     extra=()

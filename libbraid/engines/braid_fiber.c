@@ -59,7 +59,7 @@
 /* under valgrind, each fiber stack is registered as a stack, so memcheck
  * takes a switch for one and not for a huge frame (no-ops otherwise; the
  * header comes with valgrind, and the build does without it) */
-#if defined(__has_include)
+#if defined(__has_include) && !defined(__CPPCHECK__)
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>
 #define BRAID_FIBER_VALGRIND 1
@@ -83,7 +83,9 @@ struct braid_fiber {
     char *map;              /* guard region + stack */
     size_t map_len;
     size_t guard;           /* bytes of the guard region at map */
+#ifdef BRAID_FIBER_VALGRIND
     unsigned vg_stack;      /* valgrind's id of the stack */
+#endif
     bool entered;           /* trampoline runs on the stack */
     bool done;              /* the job returned */
     braid_fiber_fn fn;
