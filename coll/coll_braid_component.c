@@ -4,6 +4,8 @@
  */
 #include "coll_braid.h"
 
+#define ENG (&mca_coll_braid_engine)
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -359,7 +361,7 @@ static int braid_close(void)
         opal_progress_unregister(mca_coll_braid_progress);
         c->progress_registered = false;
     }
-    mca_coll_braid_nbc_fini();
+    mca_coll_braid_requests_fini();
     braid_ucx_finalize();
     c->transport_ready = false;
     free(c->node_key);
@@ -421,19 +423,19 @@ int mca_coll_braid_progress(void)
 {
     if (!__atomic_load_n(&hook_every_call, __ATOMIC_RELAXED)) {
         int n = braid_ucx_progress(8);
-        if (mca_coll_braid_nbc_outstanding()) n += mca_coll_braid_nbc_progress();
+        if (braid_engine_outstanding(ENG)) n += braid_engine_progress(ENG, true);
         return n;
     }
     int n = braid_ucx_progress(1);
-    if (mca_coll_braid_nbc_outstanding()) {
+    if (braid_engine_outstanding(ENG)) {
         hook_idle = 0;
-        return n + mca_coll_braid_nbc_progress();
+        return n + braid_engine_progress(ENG, true);
     }
     if (++hook_idle < HOOK_DEMOTE) return n;
     __atomic_store_n(&hook_every_call, false, __ATOMIC_RELAXED);
     opal_progress_register_lp(mca_coll_braid_progress);
     /* a request posted meanwhile by another thread: back again */
-    if (mca_coll_braid_nbc_outstanding()) mca_coll_braid_progress_active();
+    if (braid_engine_outstanding(ENG)) mca_coll_braid_progress_active();
     return n;
 }
 
@@ -445,6 +447,22 @@ void mca_coll_braid_log(int level, const char *fmt, ...)
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     opal_output_verbose(level, mca_coll_braid_component.output, "braid: %s", buf);
+}
+
+braid_site_conf_t mca_coll_braid_site_conf;
+
+void mca_coll_braid_conf_refresh(void)
+{
+    const mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    braid_site_conf_t *f = &mca_coll_braid_site_conf;
+    for (int i = 0; i < BRAID_COLL_N; i++) f->forced[i] = c->forced_algorithm[i];
+    f->rules = c->rules;
+    f->chunk_bytes = (size_t)c->chunk_size;
+    f->tree_chunk_bytes = (size_t)c->dbtree_chunk_size;
+    f->bcube_base = c->bcube_base;
+    f->seg_bytes = c->cuda_job && c->cuda_segment_size > 0 ? (size_t)c->cuda_segment_size : 0;
+    f->trace = c->verbose >= 20;
+    f->shared = c->thread_multiple || c->progress_thread;
 }
 
 int mca_coll_braid_to_mpi_error(int braid_rc)

@@ -14,7 +14,7 @@
  * Without CUDA (configure --without-cuda, or no nvcc) every buffer is host
  * memory and nothing is cut into segments.
  */
-#include "coll_braid.h"
+#include "coll_braid_module.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,14 +88,6 @@ bool mca_coll_braid_is_device(const void *p)
 /* Segmented runs                                                       */
 /* ------------------------------------------------------------------ */
 
-size_t mca_coll_braid_cuda_seg_count(size_t count, size_t bytes)
-{
-    const mca_coll_braid_component_t *c = cmp();
-    size_t seg_bytes = c->cuda_job && c->cuda_segment_size > 0 ? (size_t)c->cuda_segment_size : 0;
-    size_t type_size = count ? bytes / count : 1;
-    return braid_devpipe_seg_count(count, type_size, seg_bytes);
-}
-
 #ifdef BRAID_HAVE_CUDA
 static cuda_state_t *state_of(mca_coll_braid_module_t *m)
 {
@@ -131,7 +123,7 @@ static int run_device(mca_coll_braid_module_t *m, braid_coll_t coll, braid_devpi
         braid_cuda_session_end(st->session);
         return rc;
     }
-    void *tmp = braid_scratch_get(&m->scratch, BRAID_SCRATCH_GLUE_OUT,
+    void *tmp = braid_scratch_get(&m->site.scratch, BRAID_SCRATCH_GLUE_OUT,
                                   job->tmpl.count * job->tmpl.esize + 1);
     if (NULL == tmp) return rc;
     if (job->in_dev) job->in = tmp;
@@ -142,9 +134,10 @@ static int run_device(mca_coll_braid_module_t *m, braid_coll_t coll, braid_devpi
 }
 #endif
 
-int mca_coll_braid_cuda_run(mca_coll_braid_module_t *m, braid_comm_t *view, braid_algo_fn_t fn,
-                            const mca_coll_braid_call_t *call, size_t seg_count)
+int mca_coll_braid_cuda_run(void *arg, braid_comm_t *view, braid_algo_fn_t fn,
+                            const braid_call_t *call, size_t seg_count)
 {
+    mca_coll_braid_module_t *m = arg;
     braid_devpipe_job_t job = {
         .kind = call->kind, .in = call->in, .in_dev = call->in_dev, .out = call->out,
         .out_dev = call->out_dev, .tmpl = call->args, .seg_count = seg_count, .fn = fn,
@@ -252,32 +245,6 @@ int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc)
         rc = MPI_ERR_OTHER;
     free(hc);
     return rc;
-}
-
-int mca_coll_braid_prev_allreduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
-                                  int count, MPI_Datatype dtype, MPI_Op op)
-{
-    if (mca_coll_braid_hand_on_nonblocking()) return MPI_SUCCESS;
-    size_t n = count > 0 ? (size_t)count : 0;
-    mca_coll_braid_host_copies_t *hc;
-    int rc = mca_coll_braid_host_copies_open(&hc, &sbuf, n, dtype, &rbuf, n, dtype, true);
-    if (MPI_SUCCESS == rc)
-        rc = m->prev.allreduce(sbuf, rbuf, count, dtype, op, m->comm, m->prev.allreduce_module);
-    return mca_coll_braid_host_copies_close(hc, rc);
-}
-
-int mca_coll_braid_prev_reduce(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf,
-                               int count, MPI_Datatype dtype, MPI_Op op, int root)
-{
-    if (mca_coll_braid_hand_on_nonblocking()) return MPI_SUCCESS;
-    size_t n = count > 0 ? (size_t)count : 0;
-    bool is_root = m->bcomm.rank == root;
-    mca_coll_braid_host_copies_t *hc;
-    int rc = mca_coll_braid_host_copies_open(&hc, &sbuf, n, dtype, is_root ? &rbuf : NULL, n,
-                                             dtype, true);
-    if (MPI_SUCCESS == rc)
-        rc = m->prev.reduce(sbuf, rbuf, count, dtype, op, root, m->comm, m->prev.reduce_module);
-    return mca_coll_braid_host_copies_close(hc, rc);
 }
 
 /* Device-aware bcast of a datatype that is not contiguous: the packed

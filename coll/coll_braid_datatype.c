@@ -1,8 +1,9 @@
 /*
  * coll_braid_datatype.c - moving user buffers of any datatype to and from
- * braid's contiguous byte view (Open MPI's convertor: glue only).
+ * braid's contiguous byte view (Open MPI's convertor: glue only), and the
+ * reductions' layouts (coll_braid_module.h).
  */
-#include "coll_braid.h"
+#include "coll_braid_module.h"
 
 #include "opal/datatype/opal_convertor.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -60,4 +61,69 @@ size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype)
     size_t size = 0;
     ompi_datatype_type_size(dtype, &size);
     return size;
+}
+
+/* ------------------------------------------------------------------ */
+/* reduction layouts                                                   */
+/* ------------------------------------------------------------------ */
+
+mca_coll_braid_layout_t mca_coll_braid_layout(MPI_Datatype dtype, size_t count)
+{
+    mca_coll_braid_layout_t l = { LAYOUT_UNSUPPORTED, 0, 0, 0 };
+    size_t size = 0;
+    ptrdiff_t lb, extent, true_lb, true_extent;
+    ompi_datatype_type_size(dtype, &size);
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    l.true_lb = true_lb;
+    l.true_extent = (size_t)true_extent;
+    if (extent <= 0) return l;
+    l.extent = (size_t)extent;
+    if ((size_t)extent == size && 0 == lb && 0 == true_lb &&
+        mca_coll_braid_is_contiguous(dtype, count > 0 ? count : 1)) {
+        l.kind = LAYOUT_DIRECT;
+    } else if (true_lb >= 0 && true_lb + true_extent <= extent) {
+        l.kind = LAYOUT_STAGED;
+    }
+    return l;
+}
+
+/* bytes spanned by count elements, from the first element's first byte */
+static size_t span_bytes(const mca_coll_braid_layout_t *l, size_t count)
+{
+    return count ? (count - 1) * l->extent + l->true_extent : 0;
+}
+
+void *mca_coll_braid_stage_in(braid_scratch_t *s, int slot, const mca_coll_braid_layout_t *l,
+                              const void *in, size_t count, bool in_dev)
+{
+    char *base = braid_scratch_get(s, slot, count * l->extent + 64);
+    if (NULL == base) return NULL;
+    if (NULL != in && count > 0 &&
+        BRAID_OK != mca_coll_braid_copy(base + l->true_lb, (const char *)in + l->true_lb,
+                                        span_bytes(l, count), in_dev))
+        return NULL;
+    return base;
+}
+
+/* Device buffers: read the span into host scratch, write the datatype's
+ * bytes there, and copy the span back (holes keep their values). */
+int mca_coll_braid_stage_out(braid_scratch_t *s, MPI_Datatype dtype, size_t count, void *userbuf,
+                             const void *base, bool out_dev)
+{
+    char *dst = userbuf;
+    mca_coll_braid_layout_t l = mca_coll_braid_layout(dtype, count);
+    size_t span = span_bytes(&l, count);
+    if (out_dev) {
+        dst = braid_scratch_get(s, BRAID_SCRATCH_GLUE_OUT, count * l.extent + 64);
+        if (NULL == dst) return MPI_ERR_NO_MEM;
+        if (BRAID_OK != mca_coll_braid_copy(dst + l.true_lb, (char *)userbuf + l.true_lb, span, true))
+            return MPI_ERR_OTHER;
+    }
+    int rc = ompi_datatype_copy_content_same_ddt(dtype, count, dst, (char *)base);
+    if (OMPI_SUCCESS != rc) return MPI_ERR_INTERN;
+    if (out_dev &&
+        BRAID_OK != mca_coll_braid_copy((char *)userbuf + l.true_lb, dst + l.true_lb, span, true))
+        return MPI_ERR_OTHER;
+    return MPI_SUCCESS;
 }

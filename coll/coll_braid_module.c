@@ -21,81 +21,26 @@
 
 static void braid_module_construct(mca_coll_braid_module_t *m)
 {
-    m->comm = NULL;
-    m->tcomm = NULL;
-    memset(&m->bcomm, 0, sizeof(m->bcomm));
-    memset(&m->scratch, 0, sizeof(m->scratch));
-    memset(&m->prev, 0, sizeof(m->prev));
-    m->rcounts = NULL;
-    memset(m->choice_cache, 0, sizeof(m->choice_cache));
-    m->op_cache_valid = false;
-    m->cuda = NULL;
-    memset(&m->topo, 0, sizeof(m->topo));
-    m->topo_ready = false;
-    memset(&m->topo_view, 0, sizeof(m->topo_view));
-    memset(&m->node_view, 0, sizeof(m->node_view));
-    memset(&m->leader_view, 0, sizeof(m->leader_view));
-    m->topo_counts = NULL;
-    m->topo_ordered = false;
-    m->hier_ready = false;
-    memset(&m->hier_cache, 0, sizeof(m->hier_cache));
-    m->shm_calls = 0;
-    m->shm_tried = false;
-    m->shm_ticket = m->shm_serving = 0;
-    memset(&m->shm, 0, sizeof(m->shm));
-    memset(&m->shm_seg, 0, sizeof(m->shm_seg));
-    m->shm_nchan = 0;
-    m->shm_chan_free = 0;
-    memset(m->shm_chan, 0, sizeof(m->shm_chan));
-    memset(&m->pnums, 0, sizeof(m->pnums));
+    memset((char *)m + sizeof(m->super), 0, sizeof(*m) - sizeof(m->super));
 }
-
-#define RELEASE_PREV(m, name)                                         \
-    do {                                                              \
-        if (NULL != (m)->prev.name##_module) {                        \
-            OBJ_RELEASE((m)->prev.name##_module);                     \
-            (m)->prev.name##_module = NULL;                           \
-        }                                                             \
-    } while (0)
 
 /* let go of the previous modules (idempotent) */
-static void release_prev(mca_coll_braid_module_t *m)
-{
-    RELEASE_PREV(m, barrier);
-    RELEASE_PREV(m, bcast);
-    RELEASE_PREV(m, allreduce);
-    RELEASE_PREV(m, allgather);
-    RELEASE_PREV(m, reduce);
-    RELEASE_PREV(m, reduce_scatter);
-    RELEASE_PREV(m, reduce_scatter_block);
-    RELEASE_PREV(m, ibarrier);
-    RELEASE_PREV(m, ibcast);
-    RELEASE_PREV(m, iallreduce);
-    RELEASE_PREV(m, iallgather);
-    RELEASE_PREV(m, ireduce);
-    RELEASE_PREV(m, ireduce_scatter);
-    RELEASE_PREV(m, ireduce_scatter_block);
-    RELEASE_PREV(m, barrier_init);
-    RELEASE_PREV(m, bcast_init);
-    RELEASE_PREV(m, allreduce_init);
-    RELEASE_PREV(m, allgather_init);
-    RELEASE_PREV(m, reduce_init);
-    RELEASE_PREV(m, reduce_scatter_init);
-    RELEASE_PREV(m, reduce_scatter_block_init);
-}
+#define RELEASE_PREV(name)                                                  \
+    if (NULL != m->prev.coll_##name##_module) {                             \
+        OBJ_RELEASE(m->prev.coll_##name##_module);                          \
+        m->prev.coll_##name##_module = NULL;                                \
+    }
 
 static void braid_module_destruct(mca_coll_braid_module_t *m)
 {
-    release_prev(m);
+    MCA_COLL_BRAID_BLOCKING(RELEASE_PREV)
+    MCA_COLL_BRAID_REQUESTS(RELEASE_PREV)
     braid_ucx_comm_destroy(m->tcomm);
     m->tcomm = NULL;
     mca_coll_braid_cuda_release(m);
     mca_coll_braid_shm_release(m);
-    mca_coll_braid_topo_release(m);
-    braid_scratch_release(&m->scratch);
+    braid_site_fini(&m->site);
     braid_numbers_release(&m->pnums);
-    free(m->rcounts);
-    m->rcounts = NULL;
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_braid_module_t, mca_coll_base_module_t,
@@ -139,7 +84,7 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
      * load the CUDA driver (device-buffer segmentation, coll_braid_cuda.c)
      * in one allreduce */
     long in[3] = { ok ? 0 : 1, len, mca_coll_braid_cuda_probe() ? 1 : 0 }, out[3] = { 0, 0, 0 };
-    int rc = m->prev.allreduce(in, out, 3, MPI_LONG, MPI_MAX, comm, m->prev.allreduce_module);
+    int rc = m->prev.coll_allreduce(in, out, 3, MPI_LONG, MPI_MAX, comm, m->prev.coll_allreduce_module);
     if (OMPI_SUCCESS != rc) return rc;
     all_ok = (0 == out[0]);
     max_len = out[1];
@@ -170,8 +115,8 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
     memcpy(mine, &l64, sizeof(l64));
     memcpy(mine + sizeof(l64), &key, sizeof(key));
     memcpy(mine + 2 * sizeof(l64), addr, alen);
-    rc = m->prev.allgather(mine, (int)stride, MPI_BYTE, all, (int)stride, MPI_BYTE, comm,
-                           m->prev.allgather_module);
+    rc = m->prev.coll_allgather(mine, (int)stride, MPI_BYTE, all, (int)stride, MPI_BYTE, comm,
+                           m->prev.coll_allgather_module);
     if (OMPI_SUCCESS == rc) {
         c->multi_node = false;
         for (int i = 0; i < P; i++) {
@@ -308,15 +253,15 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
 static void warm_up(mca_coll_braid_module_t *m, bool connected)
 {
     int mine = connected ? 1 : 0, all = 0;
-    if (OMPI_SUCCESS != m->prev.allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, m->comm,
-                                          m->prev.allreduce_module) || !all)
+    if (OMPI_SUCCESS != m->prev.coll_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, m->comm,
+                                               m->prev.coll_allreduce_module) || !all)
         return;
-    braid_choice_t ch = mca_coll_braid_choose(m, BRAID_COLL_BARRIER, 0, NULL);
+    braid_choice_t ch = braid_site_select(&m->site, BRAID_COLL_BARRIER, m->bcomm.size, 0, false);
     const braid_algorithm_t *alg = braid_algorithm(BRAID_COLL_BARRIER, ch.alg);
     if (NULL == alg) return;
     braid_coll_args_t a;
     memset(&a, 0, sizeof(a));
-    a.scratch = &m->scratch;
+    a.scratch = &m->site.scratch;
     a.params = ch.params;
     braid_ucx_comm_begin(m->tcomm);
     int rc = alg->run(&m->bcomm, &a);
@@ -325,30 +270,47 @@ static void warm_up(mca_coll_braid_module_t *m, bool connected)
                             "failed (braid code %d)", m->comm->c_name, rc);
 }
 
-#define SAVE_PREV(m, comm, name, ok)                                            \
-    do {                                                                        \
-        (m)->prev.name = (comm)->c_coll->coll_##name;                           \
-        (m)->prev.name##_module = (comm)->c_coll->coll_##name##_module;         \
-        if (NULL == (m)->prev.name || NULL == (m)->prev.name##_module) {        \
-            (m)->prev.name##_module = NULL;                                     \
-            ok = false;                                                         \
-        } else {                                                                \
-            OBJ_RETAIN((m)->prev.name##_module);                                \
-        }                                                                       \
-    } while (0)
+/* the previous module's function for name, its module retained; ok false
+ * when there is none */
+#define SAVE_PREV(name)                                                                \
+    m->prev.coll_##name = comm->c_coll->coll_##name;                                  \
+    m->prev.coll_##name##_module = comm->c_coll->coll_##name##_module;                \
+    if (NULL == m->prev.coll_##name || NULL == m->prev.coll_##name##_module) {        \
+        m->prev.coll_##name##_module = NULL;                                          \
+        ok = false;                                                                   \
+    } else {                                                                          \
+        OBJ_RETAIN(m->prev.coll_##name##_module);                                     \
+    }
+
+/* the dispatch's hooks (braid_dispatch.h); arg: the module */
+static uint32_t site_begin(void *arg)
+{
+    return braid_ucx_comm_begin(((mca_coll_braid_module_t *)arg)->tcomm);
+}
+
+static void site_wait(void *arg)
+{
+    (void)arg;
+    opal_progress();
+}
+
+static void site_log(void *arg, int level, const char *msg)
+{
+    (void)arg;
+    if (0 == level) opal_output(0, "braid: %s", msg);
+    else opal_output_verbose(level, mca_coll_braid_component.output, "braid: %s", msg);
+}
+
+static const braid_site_hooks_t site_hooks = {
+    .begin = site_begin, .staged_run = mca_coll_braid_cuda_run, .wait = site_wait, .log = site_log,
+};
 
 static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
     bool ok = true;
-    SAVE_PREV(m, comm, barrier, ok);
-    SAVE_PREV(m, comm, bcast, ok);
-    SAVE_PREV(m, comm, allreduce, ok);
-    SAVE_PREV(m, comm, allgather, ok);
-    SAVE_PREV(m, comm, reduce, ok);
-    SAVE_PREV(m, comm, reduce_scatter, ok);
-    SAVE_PREV(m, comm, reduce_scatter_block, ok);
+    MCA_COLL_BRAID_BLOCKING(SAVE_PREV)
     if (!ok) {
         /* same on every rank: the lower-priority components are */
         opal_output_verbose(1, c->output, "braid: no previous collective module to fall back on "
@@ -357,7 +319,7 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     }
     m->comm = comm;
     /* nonblocking and persistent: braid's where a previous module backs them */
-    mca_coll_braid_nbc_install(m);
+    mca_coll_braid_requests_install(m);
 
     if (comm == &ompi_mpi_comm_world.comm && !c->transport_ready) {
         int rc = bootstrap_transport(m, comm);
@@ -379,6 +341,11 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     for (int i = 0; i < P; i++)
         proc_index[i] = (int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid;
     braid_ucx_comm_bind(m->tcomm, &m->bcomm);
+    mca_coll_braid_conf_refresh();
+    braid_site_hooks_t hooks = site_hooks;
+    hooks.arg = m;
+    braid_site_init(&m->site, &m->bcomm, &mca_coll_braid_site_conf, &hooks);
+    m->site.name = comm->c_name;
     int rc = mca_coll_braid_topo_setup(m);
     if (OMPI_SUCCESS != rc) return rc;
     /* Wire the endpoints up now rather than in the first collective, where
@@ -395,8 +362,8 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
         if (comm == &ompi_mpi_comm_world.comm) warm_up(m, connected);
     }
     if (c->inject_alloc_failure >= 0) {
-        m->scratch.fail_alloc = 1;
-        m->scratch.allocs_before_failure = (unsigned)c->inject_alloc_failure;
+        m->site.scratch.fail_alloc = 1;
+        m->site.scratch.allocs_before_failure = (unsigned)c->inject_alloc_failure;
     }
     opal_output_verbose(10, c->output, "braid: enabled on %s (cid %u, np=%d)", comm->c_name,
                         cid, P);

@@ -183,35 +183,21 @@ void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op o
                 ((op == MPI_SUM || op == MPI_PROD) && is_integer_like(dtype)));
 }
 
-const mca_coll_braid_op_t *mca_coll_braid_op_get(mca_coll_braid_module_t *m, MPI_Datatype dtype,
-                                                 MPI_Op op, mca_coll_braid_op_t *storage)
+const mca_coll_braid_op_t *mca_coll_braid_op_for(mca_coll_braid_module_t *m, bool copy,
+                                                 MPI_Datatype dtype, MPI_Op op,
+                                                 mca_coll_braid_op_t *storage)
 {
-    if (m->op_cache_valid && m->op_cache.dtype == dtype && m->op_cache.op == op)
-        return &m->op_cache;
-    mca_coll_braid_op_bind(storage, dtype, op);
-    if (NULL == storage->kernel) return storage;       /* user op or type: no cache */
-    m->op_cache = *storage;
-    m->op_cache.bop.arg = &m->op_cache;
-    m->op_cache_valid = true;
-    return &m->op_cache;
-}
-
-const mca_coll_braid_op_t *mca_coll_braid_call_op(mca_coll_braid_module_t *m,
-                                                  const mca_coll_braid_call_t *call,
-                                                  MPI_Datatype dtype, MPI_Op op,
-                                                  mca_coll_braid_op_t *storage)
-{
-    /* a persistent request binds once, into itself: several threads may
-     * start persistent requests of one communicator at once */
-    if (mca_coll_braid_request_persistent(call->req))
-        return mca_coll_braid_request_op(call->req, dtype, op);
-    const mca_coll_braid_op_t *b = mca_coll_braid_op_get(m, dtype, op, storage);
-    if (NULL == call->req || b == storage) return b;
-    /* A nonblocking call keeps a copy on its fiber's stack: a later call
-     * may bind the communicator's cache to another type or op while this
-     * one is outstanding. The cache itself is read and written here, in
-     * the fiber's first run, on the poster's thread in call order. */
-    *storage = *b;
+    if (!m->op_cache_valid || m->op_cache.dtype != dtype || m->op_cache.op != op) {
+        mca_coll_braid_op_bind(storage, dtype, op);
+        if (NULL == storage->kernel) return storage;       /* user op or type: no cache */
+        m->op_cache = *storage;
+        m->op_cache.bop.arg = &m->op_cache;
+        m->op_cache_valid = true;
+    }
+    if (!copy) return &m->op_cache;
+    /* The cache is read and written here, in a request's first run, on the
+     * poster's thread in call order; the request runs on its copy. */
+    *storage = m->op_cache;
     storage->bop.arg = storage;
     return storage;
 }

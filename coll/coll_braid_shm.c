@@ -29,7 +29,7 @@
  * their own, so fault injection on the communicator's scratch does not
  * reach them.
  */
-#include "coll_braid.h"
+#include "coll_braid_module.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -266,11 +266,11 @@ static void setup(mca_coll_braid_module_t *m)
 {
     mca_coll_braid_component_t *c = cmp();
     braid_comm_t *group = &m->bcomm;
-    if (m->topo.nnodes > 1) {
+    if (m->site.topo.nnodes > 1) {
         /* out of memory for a few ints: not agreed, the only set-up failure
          * that is not (the node views are needed to agree within a node) */
-        if (OMPI_SUCCESS != mca_coll_braid_hier_views(m)) return;
-        group = &m->node_view.comm;
+        if (BRAID_OK != braid_site_hier_views(&m->site)) return;
+        group = &m->site.node_view.comm;
     }
     if (group->size > BRAID_SHM_MAX_P) return;
     /* persistent requests' channels: on a one-node communicator only */
@@ -299,8 +299,7 @@ static void setup(mca_coll_braid_module_t *m)
     m->shm_nchan = nchan;
     m->shm_chan_free = 0 == nchan ? 0 : ~(uint64_t)0 >> (64 - nchan);
     /* choices made without the segment are stale */
-    memset(m->choice_cache, 0, sizeof(m->choice_cache));
-    m->hier_cache.valid = false;
+    braid_site_forget(&m->site);
     opal_output_verbose(10, c->output, "braid: shared-memory tier on %s: %d ranks per segment, "
                         "%d cells x %d bytes per rank, %zu bytes; waits %s; %s; line round trip %" PRIu64
                         " ns%s",
@@ -324,12 +323,6 @@ void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m)
     if (++m->shm_calls < (unsigned)cmp()->shm_after) return;
     m->shm_tried = true;
     setup(m);
-}
-
-bool mca_coll_braid_shm_ok(const braid_comm_t *c, size_t bytes)
-{
-    const braid_shm_t *s = c->shm;
-    return NULL != s && (bytes <= s->slot_bytes || NULL != s->read);
 }
 
 int mca_coll_braid_shm_channel_take(mca_coll_braid_module_t *m, braid_shm_t *s)
@@ -373,7 +366,7 @@ void mca_coll_braid_shm_channel_give(mca_coll_braid_module_t *m, int ch, const b
 void mca_coll_braid_shm_release(mca_coll_braid_module_t *m)
 {
     m->bcomm.shm = NULL;
-    m->node_view.comm.shm = NULL;
+    m->site.node_view.comm.shm = NULL;
     braid_shm_segment_close(&m->shm_seg);
     memset(&m->shm, 0, sizeof(m->shm));
     m->shm_nchan = 0;

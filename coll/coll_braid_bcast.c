@@ -1,0 +1,129 @@
+/*
+ * coll_braid_bcast.c - MPI_Bcast, MPI_Ibcast, MPI_Bcast_init.
+ *
+ * The wire carries count x type size bytes: a contiguous buffer as it is
+ * (on a device: staged by this rank alone, or handed to UCX as it is when
+ * its context moves CUDA memory - never to a shm algorithm, which copies
+ * with the CPU), any other datatype packed into scratch (device buffers:
+ * packed from / unpacked into a host copy). The choice depends only on the
+ * communicator, the root and count x type size, which MPI requires to
+ * match across ranks.
+ */
+#include "coll_braid.h"
+
+/* a datatype that is not contiguous: packed, run, unpacked */
+static int bcast_packed(mca_coll_braid_module_t *m, braid_call_t *call, void *buf, int count,
+                        MPI_Datatype dtype, bool dev)
+{
+    size_t bytes = call->bytes;
+    bool is_root = m->bcomm.rank == call->args.root;
+    void *shadow = NULL, *ubuf = buf;
+    if (dev && NULL == (ubuf = mca_coll_braid_shadow_buffer(buf, (size_t)count, dtype, &shadow))) {
+        mca_coll_braid_shadow_finish(shadow, false);
+        return MPI_ERR_NO_MEM;
+    }
+    char *packed = braid_scratch_get(call->args.scratch, BRAID_SCRATCH_GLUE_IN, bytes);
+    int rc = NULL == packed ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    if (MPI_SUCCESS == rc && is_root &&
+        OMPI_SUCCESS != mca_coll_braid_pack(ubuf, (size_t)count, dtype, packed, bytes))
+        rc = MPI_ERR_INTERN;
+    if (MPI_SUCCESS == rc) {
+        braid_call_buffers(call, BRAID_DEVPIPE_BCAST, is_root ? packed : NULL, false,
+                           is_root ? NULL : packed, false);
+        rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, call));
+    }
+    if (MPI_SUCCESS == rc && !is_root &&
+        OMPI_SUCCESS != mca_coll_braid_unpack(ubuf, (size_t)count, dtype, packed, bytes))
+        rc = MPI_ERR_INTERN;
+    if (BRAID_OK != mca_coll_braid_shadow_finish(shadow, MPI_SUCCESS == rc && !is_root) &&
+        MPI_SUCCESS == rc)
+        rc = MPI_ERR_OTHER;
+    return rc;
+}
+
+static int bcast(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, void *buf, int count,
+                 MPI_Datatype dtype, int root)
+{
+    size_t bytes = (size_t)(count > 0 ? count : 0) * mca_coll_braid_type_size(dtype);
+    if (0 == bytes) return MPI_SUCCESS;
+    braid_call_t call;
+    if (!mca_coll_braid_call_begin(m, &call, BRAID_COLL_BCAST, bytes, r)) goto fallback;
+    call.args.count = bytes;
+    call.args.esize = 1;
+    call.args.root = root;
+    bool dev = mca_coll_braid_is_device(buf);
+    if (!mca_coll_braid_is_contiguous(dtype, (size_t)count))
+        return bcast_packed(m, &call, buf, count, dtype, dev);
+    bool is_root = m->bcomm.rank == root;
+    char *base = mca_coll_braid_contig_base(buf, dtype);
+    const braid_algorithm_t *alg = braid_algorithm(BRAID_COLL_BCAST, call.choice.alg);
+    bool staged = dev && (!braid_ucx_supports_cuda() || (alg->options & BRAID_OPT_SHM));
+    braid_call_buffers(&call, BRAID_DEVPIPE_BCAST, is_root ? base : NULL, staged,
+                       is_root ? NULL : base, staged);
+    return mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+fallback:
+    if (mca_coll_braid_handed_on(r)) return MPI_SUCCESS;
+    /* the previous module gets host copies of a device buffer */
+    const void *none = NULL;
+    mca_coll_braid_host_copies_t *hc;
+    int rc = mca_coll_braid_host_copies_open(&hc, &none, 0, dtype, &buf, (size_t)count, dtype,
+                                             true);
+    if (MPI_SUCCESS == rc)
+        rc = m->prev.coll_bcast(buf, count, dtype, root, m->comm, m->prev.coll_bcast_module);
+    return mca_coll_braid_host_copies_close(hc, rc);
+}
+
+static int run(mca_coll_braid_request_t *r)
+{
+    return bcast(r->m, r, r->rbuf, r->count, r->dtype, r->root);
+}
+
+static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
+{
+    mca_coll_braid_module_t *m = r->m;
+    return m->prev.coll_ibcast(r->rbuf, r->count, r->dtype, r->root, m->comm, req,
+                               m->prev.coll_ibcast_module);
+}
+
+static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill)
+{
+    *sn = 0;
+    *rn = r->count > 0 ? (size_t)r->count : 0;
+    *rfill = true;
+}
+
+static const mca_coll_braid_family_t family = { BRAID_COLL_BCAST, run, prev_nonblocking, copies };
+
+static void args(mca_coll_braid_request_t *r, void *buf, int count, MPI_Datatype dtype, int root)
+{
+    r->urbuf = buf;
+    r->count = count;
+    r->dtype = dtype;
+    r->root = root;
+}
+
+int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    (void)comm;
+    return bcast((mca_coll_braid_module_t *)module, NULL, buf, count, dtype, root);
+}
+
+int mca_coll_braid_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                          struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *module)
+{
+    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
+    args(r, buf, count, dtype, root);
+    return mca_coll_braid_request_post(r, request);
+}
+
+int mca_coll_braid_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
+    (void)info;
+    args(r, buf, count, dtype, root);
+    return mca_coll_braid_request_persist(r, request);
+}

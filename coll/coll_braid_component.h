@@ -1,0 +1,97 @@
+/*
+ * coll_braid_component.h - the component: its MCA parameters, the job-wide
+ * state, and the helpers every glue file uses (log, error codes, the
+ * progress hook).
+ */
+#ifndef MCA_COLL_BRAID_COMPONENT_H
+#define MCA_COLL_BRAID_COMPONENT_H
+
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/mca/coll/coll.h"
+#include "ompi/communicator/communicator.h"
+#include "coll_braid_compat.h"
+
+#include "braid_dispatch.h"
+#include "braid_task.h"
+
+BEGIN_C_DECLS
+
+typedef struct mca_coll_braid_component_t {
+    mca_coll_base_component_t super;
+
+    /* MCA parameters */
+    int priority;
+    int verbose;
+    /* coll_braid_<collective>_algorithm: the string given, and its id
+     * (BRAID_ALG_AUTO = use the selection table) */
+    char *algorithm_param[BRAID_COLL_N];
+    int forced_algorithm[BRAID_COLL_N];
+
+    char *rules_file;          /* coll_braid_rules_file */
+    int chunk_size;            /* coll_braid_chunk_size (ring_chunked), 0 = table */
+    int dbtree_chunk_size;     /* coll_braid_dbtree_chunk_size, 0 = table */
+    int bcube_base;            /* coll_braid_bcube_base, 0 = table/auto */
+    braid_table_t *rules;      /* the parsed rules file, NULL = built-in only */
+    int cuda_enable;           /* coll_braid_cuda: detect device buffers */
+    int cuda_segment_size;     /* coll_braid_cuda_segment_size: staging segment bytes */
+    bool cuda_job;             /* some process of the job can load the CUDA driver */
+    int inject_alloc_failure;  /* coll_braid_inject_alloc_failure (tests), < 0 = off */
+    int topo_aware;            /* coll_braid_topo_aware: order ranks by node (read per communicator) */
+    int test_nodes;            /* coll_braid_test_nodes: N > 0 puts process r on node r % N (tests) */
+    int thread_serialize;      /* coll_braid_thread_serialize: braid's mutex, not UCX's thread mode */
+    int shm_enable;            /* coll_braid_shm: the shared-memory tier */
+    int shm_after;             /* coll_braid_shm_after: set a segment up at this call */
+    int shm_slot_size;         /* coll_braid_shm_slot_size: bytes per rank and cell */
+    int shm_cells;             /* coll_braid_shm_cells: cells in rotation */
+    int shm_persistent;        /* coll_braid_shm_persistent: channels for persistent requests */
+    int shm_inject_failure;    /* coll_braid_shm_inject_failure (tests), < 0 = off */
+    int shm_single_copy;       /* coll_braid_shm_single_copy: 1 = process_vm_readv */
+    int shm_single_copy_above; /* coll_braid_shm_single_copy_above: bytes per rank */
+    int shm_reduce_split;      /* coll_braid_shm_reduce_split: bytes, ranks x message */
+    int preconnect;            /* coll_braid_preconnect: endpoints made at enable up to this size */
+    int progress_thread;       /* coll_braid_progress_thread: 1 = a thread progresses requests */
+    int fiber_stack_size;      /* coll_braid_fiber_stack_size: bytes per fiber stack */
+    uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
+    bool multi_node;           /* node_key holds more than one node */
+
+    /* state */
+    int output;            /* opal_output stream */
+    bool params_valid;     /* false: an invalid value was given, abort MPI_Init */
+    bool disabled;         /* UCX could not start: braid stays out of the way */
+    bool transport_ready;  /* addresses of every process of the job are known */
+    bool progress_registered; /* mca_coll_braid_progress is in opal_progress */
+    /* MPI_THREAD_MULTIPLE, known at init_query: collectives on different
+     * communicators may run at once. Everything a module owns (sequence
+     * numbers, caches, scratch, views, CUDA session) is per communicator,
+     * which MPI lets only one thread use at a time; what processes share
+     * (the UCX worker, endpoints, counters) is made safe in ucx_transport/
+     * and only when this is set, so a single-threaded job takes no lock. */
+    bool thread_multiple;
+    int shm_far_ns;        /* coll_braid_shm_far_ns: a two-rank segment's line round trip (ns) */
+} mca_coll_braid_component_t;
+
+BRAID_COMPONENT_DECLSPEC extern mca_coll_braid_component_t mca_coll_braid_component;
+
+/* what the dispatch reads of the parameters (coll_braid_component.c),
+ * complete once MPI_Init has queried the component */
+extern braid_site_conf_t mca_coll_braid_site_conf;
+void mca_coll_braid_conf_refresh(void);
+/* the request engine of the process (coll_braid_request.c) */
+extern braid_engine_t mca_coll_braid_engine;
+
+int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *comm, int *priority);
+
+int mca_coll_braid_to_mpi_error(int braid_rc);
+void mca_coll_braid_log(int level, const char *fmt, ...);
+/* progress braid's transport and requests (registered with opal_progress,
+ * in its low-priority list while no request is outstanding) */
+int mca_coll_braid_progress(void);
+/* a request went outstanding: the hook runs on every opal_progress call */
+void mca_coll_braid_progress_active(void);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BRAID_COMPONENT_H */

@@ -1,0 +1,176 @@
+/*
+ * coll_braid_module.h - a communicator's module: the previous module's
+ * functions braid hands calls to, the transport and dispatch state, the
+ * shared-memory segment; and the glue that works on it (datatypes and
+ * ops, device buffers, node grouping, the shm tier).
+ */
+#ifndef MCA_COLL_BRAID_MODULE_H
+#define MCA_COLL_BRAID_MODULE_H
+
+#include "coll_braid_component.h"
+
+#include "braid_numbers.h"
+#include "braid_shm.h"
+#include "braid_shm_segment.h"
+#include "braid_tag.h"
+#include "braid_ucx.h"
+
+BEGIN_C_DECLS
+
+/* most shared-memory channels for persistent requests per communicator
+ * (the bits of the mask the ranks agree on) */
+#define BRAID_SHM_CHANNELS_MAX 64
+
+/* The collectives braid installs: X(name) for each blocking one, and for
+ * each nonblocking and persistent one (installed only where a previous
+ * module backs it). */
+#define MCA_COLL_BRAID_BLOCKING(X)                                                                \
+    X(barrier) X(bcast) X(allreduce) X(allgather) X(reduce) X(reduce_scatter)                     \
+    X(reduce_scatter_block)
+#define MCA_COLL_BRAID_REQUESTS(X)                                                                \
+    X(ibarrier) X(ibcast) X(iallreduce) X(iallgather) X(ireduce) X(ireduce_scatter)               \
+    X(ireduce_scatter_block) X(barrier_init) X(bcast_init) X(allreduce_init) X(allgather_init)    \
+    X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init)
+
+/* A reduction bound to braid's callback (coll_braid_op.c). */
+typedef struct mca_coll_braid_op_t {
+    braid_op_t bop;               /* what the algorithms call; arg = this */
+    bool exact;                   /* same bits in any evaluation order */
+    MPI_Datatype dtype;
+    MPI_Op op;
+    size_t extent;
+    void (*kernel)(const void *in, void *inout, size_t count);  /* NULL: PMPI */
+    size_t kernel_elems;          /* kernel elements per datatype element */
+} mca_coll_braid_op_t;
+
+typedef struct mca_coll_braid_module_t {
+    mca_coll_base_module_t super;
+    ompi_communicator_t *comm;
+    /* the previous module's functions (only those of the lists above are
+     * saved, and their modules retained) */
+    mca_coll_base_comm_coll_t prev;
+    braid_ucx_comm_t *tcomm;     /* transport state */
+    braid_comm_t bcomm;          /* the algorithms' view, bound to tcomm */
+    braid_site_t site;           /* the dispatch's state (braid_dispatch.h) */
+    /* the last reduction binding when it is a predefined (type, op) pair,
+     * whose handles are never freed and reused */
+    bool op_cache_valid;
+    mca_coll_braid_op_t op_cache;
+    void *cuda;                  /* device-buffer state (coll_braid_cuda.c), lazily */
+    /* the shared-memory tier (coll_braid_shm.c): calls counted until the
+     * segment is set up (coll_braid_shm_after), once; the segment of the
+     * whole communicator (one node) or of this rank's node view (several
+     * nodes: the hierarchical allreduce's phases) */
+    unsigned shm_calls;
+    bool shm_tried;
+    braid_shm_t shm;
+    braid_shm_segment_t shm_seg;
+    /* the segment's channels for persistent requests (one-node
+     * communicators): how many, those no request of this rank holds, and
+     * where each one's call numbers stopped (its next holder goes on) */
+    int shm_nchan;
+    uint64_t shm_chan_free;
+    struct { uint64_t seq, safe; } shm_chan[BRAID_SHM_CHANNELS_MAX];
+    /* the persistent requests' tag numbers this rank's live ones hold */
+    braid_numbers_t pnums;
+} mca_coll_braid_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
+
+/* ops (coll_braid_op.c) */
+void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op op);
+/* The binding for a call: the communicator's cache for a predefined pair
+ * (with copy, as a copy in storage: a nonblocking call, while which a
+ * later call may rebind the cache), else storage. */
+const mca_coll_braid_op_t *mca_coll_braid_op_for(mca_coll_braid_module_t *m, bool copy,
+                                                 MPI_Datatype dtype, MPI_Op op,
+                                                 mca_coll_braid_op_t *storage);
+
+/* datatypes (coll_braid_datatype.c) */
+int mca_coll_braid_pack(const void *userbuf, size_t count, struct ompi_datatype_t *dt,
+                        void *packed, size_t bytes);
+int mca_coll_braid_unpack(void *userbuf, size_t count, struct ompi_datatype_t *dt,
+                          const void *packed, size_t bytes);
+bool mca_coll_braid_is_contiguous(struct ompi_datatype_t *dt, size_t count);
+void *mca_coll_braid_contig_base(const void *buf, struct ompi_datatype_t *dt);
+size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype);
+
+/* How a reduction's buffers reach the algorithms (coll_braid_datatype.c):
+ *  - direct: the datatype is dense (contiguous, extent == size, lb == 0),
+ *    so an element is `size` bytes and the user's buffers are used as
+ *    they are;
+ *  - staged: any other datatype whose elements each lie inside their
+ *    extent (pair types, vectors, resized structs). The input is copied
+ *    into scratch laid out like the user's buffer, the algorithm runs in
+ *    place there with extent-sized elements (holes travel but are never
+ *    reduced), and only the datatype's own bytes are copied back, so holes
+ *    in the user's receive buffer stay untouched.
+ * Anything else goes to the previous module. */
+typedef enum { LAYOUT_DIRECT, LAYOUT_STAGED, LAYOUT_UNSUPPORTED } mca_coll_braid_layout_kind_t;
+typedef struct mca_coll_braid_layout {
+    mca_coll_braid_layout_kind_t kind;
+    size_t extent;          /* bytes per element in the algorithm's view */
+    ptrdiff_t true_lb;
+    size_t true_extent;
+} mca_coll_braid_layout_t;
+mca_coll_braid_layout_t mca_coll_braid_layout(MPI_Datatype dtype, size_t count);
+/* count elements of input `in` copied into scratch slot `slot`, in the
+ * user's layout: the scratch base, or NULL when out of memory */
+void *mca_coll_braid_stage_in(braid_scratch_t *s, int slot, const mca_coll_braid_layout_t *l,
+                              const void *in, size_t count, bool in_dev);
+/* the datatype's own bytes of count elements at base copied to userbuf */
+int mca_coll_braid_stage_out(braid_scratch_t *s, MPI_Datatype dtype, size_t count, void *userbuf,
+                             const void *base, bool out_dev);
+
+/* device (CUDA) buffers (coll_braid_cuda.c); without CUDA every pointer is
+ * host memory */
+bool mca_coll_braid_cuda_probe(void);          /* this process can load the driver */
+bool mca_coll_braid_is_device(const void *p);
+/* CUDA knows p (pinned host, device or managed memory; false in a job
+ * without CUDA): the shm tier's single copy does not read it in place */
+bool mca_coll_braid_is_cuda_memory(const void *p);
+/* the dispatch's staged_run hook: fn on view through the staging
+ * pipeline, seg_count elements at a time (arg: the module) */
+int mca_coll_braid_cuda_run(void *arg, braid_comm_t *view, braid_algo_fn_t fn,
+                            const braid_call_t *call, size_t seg_count);
+int mca_coll_braid_copy(void *dst, const void *src, size_t len, bool device);
+/* Host copies of a call's device buffers (sbuf: count elements of sdtype,
+ * read; rbuf, when not NULL: rcount elements of rdtype, filled from the
+ * device when rfill, written back by close when rc is MPI_SUCCESS). The
+ * pointers are replaced by their copies; buffers not on a device stay.
+ * open: MPI_SUCCESS or MPI_ERR_NO_MEM (close it either way); close returns
+ * rc, or MPI_ERR_OTHER when the copy back failed. */
+typedef struct mca_coll_braid_host_copies mca_coll_braid_host_copies_t;
+int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc, const void **sbuf,
+                                    size_t scount, MPI_Datatype sdtype, void **rbuf,
+                                    size_t rcount, MPI_Datatype rdtype, bool rfill);
+int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc);
+void *mca_coll_braid_shadow_buffer(void *buf, size_t count, MPI_Datatype dtype, void **handle);
+int mca_coll_braid_shadow_finish(void *handle, bool copy_back);
+void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
+
+/* topology (coll_braid_topo.c) */
+/* m's grouping by node, from its transport's rank -> process map */
+int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m);
+/* node key of a process: hash of its node name, or world_rank % coll_braid_test_nodes */
+uint64_t mca_coll_braid_node_key(const char *nodename, int world_rank);
+
+/* shared-memory tier (coll_braid_shm.c) */
+/* count a call; at the coll_braid_shm_after-th set the segment up (a
+ * collective over the communicator: every rank calls it at the same call) */
+void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m);
+void mca_coll_braid_shm_release(mca_coll_braid_module_t *m);
+/* Persistent requests (collective, at init): set the segment up now if
+ * it was not tried yet - a persistent request is made to be started many
+ * times - then take a channel free on every rank (a small allreduce of
+ * the ranks' free masks) and bind s to it. Returns the channel, or -1:
+ * no segment, no channels, or none free on some rank (the same answer on
+ * every rank). */
+int mca_coll_braid_shm_channel_take(mca_coll_braid_module_t *m, braid_shm_t *s);
+/* the request that held channel ch is freed: its numbering is kept for
+ * the channel's next holder */
+void mca_coll_braid_shm_channel_give(mca_coll_braid_module_t *m, int ch, const braid_shm_t *s);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BRAID_MODULE_H */

@@ -1,0 +1,439 @@
+/*
+ * coll_braid_request.c - nonblocking (MPI_Iallreduce, ...) and persistent
+ * (MPI_Allreduce_init, ...; MPIX_ on Open MPI 4.1) collectives as Open MPI
+ * requests on braid's request engine (braid_task.h).
+ *
+ * A request runs its family's blocking path (coll_braid_<family>.c) on a
+ * fiber, with itself passed down in the call. The fiber starts on the
+ * poster's thread and runs until its first wait that is not done; the
+ * request then joins the engine's outstanding list, and progress
+ * (opal_progress: MPI_Wait/Test, any MPI call, braid's own blocking waits)
+ * resumes it until it returns; the engine's complete hook then copies
+ * device results back and completes the MPI request.
+ *
+ * The request is Open MPI's nbc request type (MPI_Ixxx retains a user op
+ * and derived datatypes on it after this returns), from the engine's pool:
+ * its fiber, scratch and workspace are kept across uses, so a call in
+ * steady state allocates nothing.
+ *
+ * Sequence numbers: a nonblocking call takes the communicator's next one
+ * when it is dispatched in its post (the order of calls is the same on
+ * every rank); a persistent request takes one of its own at init, from the
+ * other half of the field (braid_tag.h), and every start uses it. Ranks may
+ * start different persistent requests in different orders, so a persistent
+ * request never uses the communicator's shm cells, which number calls in
+ * call order: it takes a channel of its own at init (coll_braid_shm.c).
+ *
+ * Handing on: the family's decision to hand the call to the previous
+ * module falls in the fiber's first run (before any message, the same on
+ * every rank). A nonblocking call is then given to the previous module's
+ * nonblocking function and its request returned instead of braid's; a
+ * persistent start, or a call on host copies of device buffers, runs the
+ * previous module's nonblocking function as an inner request that
+ * completes braid's.
+ */
+#include "coll_braid.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/util/output.h"
+
+static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
+
+braid_engine_t mca_coll_braid_engine;
+#define ENG (&mca_coll_braid_engine)
+
+static mca_coll_braid_request_t *of(braid_task_t *core)
+{
+    return (mca_coll_braid_request_t *)((char *)core - offsetof(mca_coll_braid_request_t, core));
+}
+
+static void request_construct(mca_coll_braid_request_t *r)
+{
+    memset((char *)r + sizeof(r->super), 0, sizeof(*r) - sizeof(r->super));
+}
+
+static void request_destruct(mca_coll_braid_request_t *r) { braid_task_release(&r->core); }
+
+OBJ_CLASS_INSTANCE(mca_coll_braid_request_t, ompi_coll_base_nbc_request_t, request_construct,
+                   request_destruct);
+
+static int request_free(ompi_request_t **rptr);
+static int request_cancel(ompi_request_t *req, int complete);
+static int request_start(size_t n, ompi_request_t **reqs);
+
+mca_coll_braid_request_t *mca_coll_braid_request_new(mca_coll_braid_module_t *m,
+                                                     const mca_coll_braid_family_t *f,
+                                                     braid_task_kind_t kind)
+{
+    braid_task_t *core = braid_engine_pool_take(ENG);
+    mca_coll_braid_request_t *r = NULL != core ? of(core) : OBJ_NEW(mca_coll_braid_request_t);
+    if (NULL == r) return NULL;
+    bool persistent = BRAID_TASK_PERSISTENT == kind;
+    ompi_request_t *req = &r->super.super;
+    OMPI_REQUEST_INIT(req, persistent);
+    req->req_type = OMPI_REQUEST_COLL;
+    req->req_free = request_free;
+    req->req_cancel = request_cancel;
+    req->req_start = persistent ? request_start : NULL;
+    req->req_mpi_object.comm = m->comm;
+    /* fault injection (coll_braid_inject_alloc_failure, tests): each call
+     * starts from empty scratch with the same allowance */
+    braid_task_prepare(&r->core, kind, cmp()->inject_alloc_failure);
+    r->m = m;
+    r->family = f;
+    r->usbuf = r->sbuf = NULL;
+    r->urbuf = r->rbuf = NULL;
+    r->count = r->scount = 0;
+    r->sdtype = r->dtype = MPI_DATATYPE_NULL;
+    r->op = MPI_OP_NULL;
+    r->root = 0;
+    r->rcounts = NULL;
+    r->inner = NULL;
+    r->hc = NULL;
+    r->op_bound = false;
+    return r;
+}
+
+static void request_put(mca_coll_braid_request_t *r)
+{
+    OMPI_REQUEST_FINI(&r->super.super);
+    braid_engine_pool_give(ENG, &r->core);
+}
+
+/* signal: a thread may wait on the request already (it left its post);
+ * without, the plain store of a request completed inside its post, where
+ * no wait can have begun (no atomic exchange) */
+static void complete(mca_coll_braid_request_t *r, int rc, bool signal)
+{
+    r->super.super.req_status.MPI_ERROR = rc;
+    ompi_request_complete(&r->super.super, signal);
+}
+
+/* The engine's hook: r ran out. A hand-on after the fiber's first wait
+ * would be a decision some ranks took at post and others later: it is an
+ * internal error, never a blocking call of the previous module. */
+static void engine_complete(void *arg, braid_task_t *core)
+{
+    mca_coll_braid_request_t *r = of(core);
+    int rc;
+    (void)arg;
+    if (core->inner) {
+        rc = r->inner->req_status.MPI_ERROR;
+        ompi_request_free(&r->inner);
+        r->inner = NULL;
+    } else {
+        rc = braid_task_finish(core);
+        if (core->hand_on) {
+            opal_output(0, "braid: %s on %s: internal error: handed on after its first wait",
+                        braid_coll_name(r->family->coll), r->m->comm->c_name);
+            rc = MPI_ERR_INTERN;
+        }
+    }
+    rc = mca_coll_braid_host_copies_close(r->hc, rc);
+    r->hc = NULL;
+    complete(r, rc, true);
+}
+
+static bool engine_inner_done(void *arg, braid_task_t *core)
+{
+    (void)arg;
+    return REQUEST_COMPLETE(of(core)->inner);
+}
+
+static void engine_activated(void *arg)
+{
+    (void)arg;
+    mca_coll_braid_progress_active();
+}
+
+static int engine_poll(void *arg)
+{
+    (void)arg;
+    return braid_ucx_progress_now();
+}
+
+static bool engine_wait_event(void *arg, long ns)
+{
+    (void)arg;
+    return braid_ucx_wait_event(ns);
+}
+
+static const char *engine_wait_name(void *arg)
+{
+    (void)arg;
+    return braid_ucx_has_wakeup() ? "the UCX worker's wake-up fd" : "timed sleeps (no wake-up fd)";
+}
+
+static void engine_log(void *arg, int level, const char *msg)
+{
+    (void)arg;
+    opal_output_verbose(level, cmp()->output, "braid: %s", msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* post                                                                */
+/* ------------------------------------------------------------------ */
+
+static int run_job(void *arg)
+{
+    mca_coll_braid_request_t *r = arg;
+    return r->family->run(r);
+}
+
+static bool on_device(const mca_coll_braid_request_t *r)
+{
+    return (MPI_IN_PLACE != r->usbuf && NULL != r->usbuf && mca_coll_braid_is_device(r->usbuf)) ||
+           (NULL != r->urbuf && mca_coll_braid_is_device(r->urbuf));
+}
+
+/* The host copies a request on device buffers runs on (whole,
+ * synchronous; the receive side is read from the device when the family
+ * says the call reads it). */
+static int open_host_copies(mca_coll_braid_request_t *r)
+{
+    size_t sn = 0, rn = 0;
+    bool rfill = false;
+    const void *none = NULL, **sp = MPI_IN_PLACE == r->sbuf || NULL == r->sbuf ? &none : &r->sbuf;
+    r->family->copies(r, &sn, &rn, &rfill);
+    MPI_Datatype st = MPI_DATATYPE_NULL != r->sdtype ? r->sdtype : r->dtype;
+    return mca_coll_braid_host_copies_open(&r->hc, sp, sn, st, 0 == rn ? NULL : &r->rbuf, rn,
+                                           r->dtype, rfill);
+}
+
+static int close_copies(mca_coll_braid_request_t *r, int rc)
+{
+    rc = mca_coll_braid_host_copies_close(r->hc, rc);
+    r->hc = NULL;
+    return rc;
+}
+
+/* Post r: run its fiber until the first wait that is not done. Returns an
+ * MPI code; *prev_req (nonblocking on user buffers only) receives the
+ * previous module's request when the call was handed on. */
+static int post(mca_coll_braid_request_t *r, ompi_request_t **prev_req)
+{
+    ompi_request_t *req = &r->super.super;
+    req->req_state = OMPI_REQUEST_ACTIVE;
+    req->req_complete = REQUEST_PENDING;
+    req->req_status.MPI_ERROR = MPI_SUCCESS;
+    req->req_status._cancelled = 0;
+    r->inner = NULL;
+    r->sbuf = r->usbuf;
+    r->rbuf = r->urbuf;
+    int rc = on_device(r) ? open_host_copies(r) : MPI_SUCCESS;
+    if (MPI_SUCCESS != rc) return close_copies(r, rc);
+    rc = braid_task_post(&r->core, run_job, r);
+    switch (rc) {
+    case BRAID_TASK_DONE:
+        complete(r, close_copies(r, r->core.result), false);
+        return MPI_SUCCESS;
+    case BRAID_TASK_HANDED:
+        /* a nonblocking call on the user's buffers: the previous module's
+         * request is the application's; otherwise it runs inside braid's */
+        if (NULL != prev_req && NULL == r->hc) return r->family->prev_nonblocking(r, prev_req);
+        if (MPI_SUCCESS != (rc = r->family->prev_nonblocking(r, &r->inner))) {
+            r->inner = NULL;
+            return close_copies(r, rc);
+        }
+        r->core.inner = true;
+        break;
+    case BRAID_TASK_PENDING:
+        break;
+    default:
+        return close_copies(r, MPI_ERR_NO_MEM);
+    }
+    braid_engine_add(ENG, &r->core);
+    return MPI_SUCCESS;
+}
+
+/* MPI_Ixxx. Braid's request holds its communicator until it is freed, as
+ * Open MPI's point-to-point requests do: MPI_Comm_free with the call
+ * pending leaves the module, its segment and its transport state in place
+ * until MPI_Wait has freed the request. */
+int mca_coll_braid_request_post(mca_coll_braid_request_t *r, ompi_request_t **request)
+{
+    ompi_request_t *prev_req = MPI_REQUEST_NULL;
+    int rc = post(r, &prev_req);
+    if (MPI_REQUEST_NULL != prev_req || MPI_SUCCESS != rc) {
+        request_put(r);
+        *request = prev_req;
+        return rc;
+    }
+    OBJ_RETAIN(r->m->comm);
+    *request = &r->super.super;
+    return MPI_SUCCESS;
+}
+
+static int request_start(size_t n, ompi_request_t **reqs)
+{
+    for (size_t i = 0; i < n; i++) {
+        mca_coll_braid_request_t *r = (mca_coll_braid_request_t *)reqs[i];
+        int rc = post(r, NULL);
+        if (MPI_SUCCESS != rc) {
+            complete(r, rc, false);
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* persistent requests                                                 */
+/* ------------------------------------------------------------------ */
+
+/* A persistent request's tag number (braid_numbers.h): the first number
+ * that no live request of any rank holds, found window by window with the
+ * previous module's allreduce (an init is a collective call, on the
+ * application's thread). A rank that cannot make its set marks the window
+ * full and the call fails on every rank. */
+int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq)
+{
+    braid_numbers_t *s = &m->pnums;
+    bool ok = NULL != s->held || BRAID_OK == braid_numbers_init(s, BRAID_TAG_SEQ_PERSISTENT);
+    unsigned nw = ok ? braid_numbers_windows(s) : BRAID_TAG_SEQ_PERSISTENT / 64;
+    unsigned w0 = ok ? braid_numbers_start(s) : 0;
+    for (unsigned i = 0; i < nw; i++) {
+        unsigned w = (w0 + i) % nw;
+        uint64_t mine[2] = { ok ? braid_numbers_window(s, w) : ~(uint64_t)0, ok ? 0 : 1 }, all[2];
+        int rc = m->prev.coll_allreduce(mine, all, 2, MPI_UINT64_T, MPI_BOR, m->comm,
+                                        m->prev.coll_allreduce_module);
+        if (MPI_SUCCESS != rc) return rc;
+        if (0 != all[1]) return MPI_ERR_NO_MEM;
+        int b = braid_numbers_first_free(all[0]);
+        if (b < 0) continue;
+        unsigned number = w * 64 + (unsigned)b;
+        braid_numbers_take(s, number);
+        *seq = BRAID_TAG_SEQ_PERSISTENT | number;
+        return MPI_SUCCESS;
+    }
+    if (0 == m->bcomm.rank)
+        opal_output(0, "braid: %s: all %u tag numbers of persistent collectives are held by live "
+                    "requests; free some (MPI_Request_free) before making more",
+                    m->comm->c_name, nw * 64);
+    return MPI_ERR_OTHER;
+}
+
+void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq)
+{
+    braid_numbers_give(&m->pnums, seq & BRAID_TAG_SEQ_CALL_MASK);
+}
+
+/* MPI_Xxx_init: its sequence number and its shm channel now, in init
+ * order (MPI makes the initialisation calls collective). It holds its
+ * communicator until it is freed: the channel lives in its segment. */
+int mca_coll_braid_request_persist(mca_coll_braid_request_t *r, ompi_request_t **request)
+{
+    mca_coll_braid_module_t *m = r->m;
+    braid_task_t *core = &r->core;
+    int rc = mca_coll_braid_persistent_number_take(m, &core->seq);
+    if (MPI_SUCCESS != rc) {
+        request_put(r);
+        return rc;
+    }
+    core->chan = mca_coll_braid_shm_channel_take(m, &core->chan_shm);
+    core->view = m->bcomm;
+    core->view.shm = core->chan >= 0 ? &core->chan_shm : NULL;
+    /* the hierarchical allreduce's views are made on first use: now, while
+     * MPI orders the calls on m, not in starts that threads may make at once */
+    if (cmp()->multi_node) (void)braid_site_hier_views(&m->site);
+    OBJ_RETAIN(m->comm);
+    r->super.super.req_state = OMPI_REQUEST_INACTIVE;
+    *request = &r->super.super;
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* request callbacks                                                   */
+/* ------------------------------------------------------------------ */
+
+static int request_free(ompi_request_t **rptr)
+{
+    mca_coll_braid_request_t *r = (mca_coll_braid_request_t *)*rptr;
+    if (!REQUEST_COMPLETE(&r->super.super)) return MPI_ERR_REQUEST;
+    if (BRAID_TASK_PERSISTENT == r->core.kind) {
+        if (r->core.chan >= 0) mca_coll_braid_shm_channel_give(r->m, r->core.chan, &r->core.chan_shm);
+        mca_coll_braid_persistent_number_give(r->m, r->core.seq);
+    }
+    /* the last reference frees the communicator and the module with it:
+     * released through a local, since OBJ_RELEASE writes NULL into the
+     * pointer it was given */
+    ompi_communicator_t *comm = r->m->comm;
+    r->m = NULL;
+    OBJ_RELEASE(comm);
+    request_put(r);
+    *rptr = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+static int request_cancel(ompi_request_t *req, int complete_)
+{
+    (void)req, (void)complete_;
+    return MPI_ERR_REQUEST;   /* collectives cannot be cancelled */
+}
+
+/* ------------------------------------------------------------------ */
+/* installation                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Keep the previous module's function for `name` and install braid's, or
+ * (no previous function) install none: the same on every rank, whose
+ * components are the same. */
+#define INSTALL(name)                                                                  \
+    m->prev.coll_##name = m->comm->c_coll->coll_##name;                               \
+    m->prev.coll_##name##_module = m->comm->c_coll->coll_##name##_module;             \
+    if (NULL == m->prev.coll_##name || NULL == m->prev.coll_##name##_module) {        \
+        m->prev.coll_##name = NULL;                                                   \
+        m->prev.coll_##name##_module = NULL;                                          \
+        m->super.coll_##name = NULL;                                                  \
+    } else {                                                                          \
+        OBJ_RETAIN(m->prev.coll_##name##_module);                                     \
+        m->super.coll_##name = mca_coll_braid_##name;                                 \
+    }
+
+static void engine_start(void)
+{
+    static bool started;
+    if (started) return;
+    braid_engine_hooks_t hooks = {
+        .arg = NULL, .complete = engine_complete, .inner_done = engine_inner_done,
+        .activated = engine_activated, .poll = engine_poll, .wait_event = engine_wait_event,
+        .wait_name = engine_wait_name, .log = engine_log,
+    };
+    braid_engine_init(ENG, &hooks);
+    started = true;
+}
+
+void mca_coll_braid_requests_install(mca_coll_braid_module_t *m)
+{
+    const mca_coll_braid_component_t *c = cmp();
+    bool shared = c->thread_multiple || c->progress_thread;
+    engine_start();
+    braid_engine_set_shared(ENG, shared, c->progress_thread);
+    braid_fiber_pool_shared(shared);
+    braid_fiber_pool_configure((size_t)c->fiber_stack_size,
+                               "raise coll_braid_fiber_stack_size (bytes)");
+    if (ompi_coll_base_nbc_request_t_class.cls_sizeof > sizeof(ompi_coll_base_nbc_request_t)) {
+        opal_output_verbose(1, c->output, "braid: Open MPI's nbc request (%zu bytes) is larger "
+                            "than braid reserves (%zu): nonblocking and persistent collectives "
+                            "stay with the previous module",
+                            ompi_coll_base_nbc_request_t_class.cls_sizeof,
+                            sizeof(ompi_coll_base_nbc_request_t));
+        return;
+    }
+    MCA_COLL_BRAID_REQUESTS(INSTALL)
+}
+
+static void release_request(braid_task_t *core)
+{
+    mca_coll_braid_request_t *r = of(core);
+    OBJ_RELEASE(r);
+}
+
+void mca_coll_braid_requests_fini(void)
+{
+    engine_start();
+    braid_engine_fini(ENG, release_request);
+    braid_fiber_pool_release();
+}

@@ -1,0 +1,134 @@
+/*
+ * coll_braid_request.h - the glue between MPI's requests and braid's
+ * request engine (libbraid/engines/braid_task.h), and what a collective
+ * family (coll_braid_<family>.c) gives it.
+ *
+ * A family's blocking path takes the request running it (NULL when
+ * blocking) as an argument, passes it down in the call (braid_call_t.req),
+ * and at its one fallback either runs the previous module's blocking
+ * function or, inside a request, records the hand-on: the request then
+ * gives the whole call to the previous module's nonblocking function.
+ */
+#ifndef MCA_COLL_BRAID_TASK_H
+#define MCA_COLL_BRAID_TASK_H
+
+#include "coll_braid_module.h"
+
+#include "ompi/request/request.h"
+
+BEGIN_C_DECLS
+
+/* Open MPI's nbc request type (ompi/mca/coll/base/coll_base_util.h, whose
+ * op.h include needs Fortran headers that devel packages do not ship):
+ * ompi_request_t followed by the fields MPI_Ixxx's retain functions use.
+ * Their layout differs between 4.1 and 5.0; braid never touches them and
+ * reserves room for them here, checked against the class's own size at
+ * install. */
+OMPI_DECLSPEC extern opal_class_t ompi_coll_base_nbc_request_t_class;
+typedef struct {
+    ompi_request_t super;
+    void *fields[16];
+} ompi_coll_base_nbc_request_t;
+
+typedef struct mca_coll_braid_request mca_coll_braid_request_t;
+
+/* What a family gives the request: its blocking path on the request's
+ * arguments, the previous module's nonblocking function for them, and the
+ * elements of the host copies of its device buffers (send, receive;
+ * rfill: the receive copy is read from the device first). */
+typedef struct mca_coll_braid_family {
+    braid_coll_t coll;
+    int (*run)(mca_coll_braid_request_t *r);
+    int (*prev_nonblocking)(mca_coll_braid_request_t *r, ompi_request_t **req);
+    void (*copies)(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill);
+} mca_coll_braid_family_t;
+
+struct mca_coll_braid_request {
+    ompi_coll_base_nbc_request_t super;
+    braid_task_t core;               /* the engine's part */
+    mca_coll_braid_module_t *m;
+    const mca_coll_braid_family_t *family;
+    /* the call's arguments, as MPI gave them */
+    const void *usbuf;
+    void *urbuf;
+    int count;                      /* allgather: the receive count */
+    int scount;
+    MPI_Datatype sdtype, dtype;     /* dtype: the receive / reduce datatype */
+    MPI_Op op;
+    int root;
+    const int *rcounts;             /* MPI_Ireduce_scatter: the caller's array */
+    /* the run: on the user's buffers, or on their host copies */
+    const void *sbuf;
+    void *rbuf;
+    ompi_request_t *inner;          /* the previous module's request it runs as */
+    mca_coll_braid_host_copies_t *hc; /* device buffers: the host copies it runs on */
+    bool op_bound;                  /* persistent: opb holds its op binding */
+    mca_coll_braid_op_t opb;
+};
+
+/* A request of family f on m (NULL: out of memory); the family fills the
+ * arguments, then one of: */
+mca_coll_braid_request_t *mca_coll_braid_request_new(mca_coll_braid_module_t *m,
+                                                     const mca_coll_braid_family_t *f,
+                                                     braid_task_kind_t kind);
+/* the first line of an MPI_Ixxx or MPI_Xxx_init entry point */
+#define MCA_COLL_BRAID_REQUEST_NEW(r, family, kind)                                          \
+    mca_coll_braid_request_t *r =                                                            \
+        mca_coll_braid_request_new((mca_coll_braid_module_t *)module, &(family), (kind));    \
+    (void)comm;                                                                              \
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE
+/* MPI_Ixxx: post it (or hand it on) and return it in *request */
+int mca_coll_braid_request_post(mca_coll_braid_request_t *r, ompi_request_t **request);
+/* MPI_Xxx_init: its tag number and shm channel now (collective), *request
+ * inactive until MPI_Start */
+int mca_coll_braid_request_persist(mca_coll_braid_request_t *r, ompi_request_t **request);
+
+/* A call starts: the segment's set-up counts blocking calls (a collective
+ * of its own over the previous module), then braid_call_init. */
+static inline bool mca_coll_braid_call_begin(mca_coll_braid_module_t *m, braid_call_t *call,
+                                             braid_coll_t coll, size_t bytes,
+                                             mca_coll_braid_request_t *r)
+{
+    if (NULL == r) mca_coll_braid_shm_tick(m);
+    return braid_call_init(&m->site, call, coll, bytes, NULL == r ? NULL : &r->core);
+}
+
+/* The fallback inside a request: record the hand-on (true); a blocking
+ * call (r NULL) runs the previous module's blocking function (false). */
+static inline bool mca_coll_braid_handed_on(mca_coll_braid_request_t *r)
+{
+    if (NULL == r) return false;
+    braid_task_hand_on(&r->core);
+    return true;
+}
+
+/* The op binding for a call of r (NULL: blocking): a persistent request
+ * binds once, into itself - several threads may start persistent requests
+ * of one communicator at once */
+static inline const mca_coll_braid_op_t *
+mca_coll_braid_call_op(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, MPI_Datatype dtype,
+                       MPI_Op op, mca_coll_braid_op_t *storage)
+{
+    if (NULL == r || BRAID_TASK_NONBLOCKING == r->core.kind)
+        return mca_coll_braid_op_for(m, NULL != r, dtype, op, storage);
+    if (!r->op_bound || r->opb.dtype != dtype || r->opb.op != op) {
+        mca_coll_braid_op_bind(&r->opb, dtype, op);
+        r->op_bound = true;
+    }
+    return &r->opb;
+}
+
+/* A persistent request's tag sequence number, free on every rank
+ * (collective: an init); MPI_ERR_OTHER when every number is held. Given
+ * back when the request is freed. */
+int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq);
+void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq);
+
+/* module enable: install the nonblocking and persistent entry points the
+ * previous modules back; component close: the engine's end */
+void mca_coll_braid_requests_install(mca_coll_braid_module_t *m);
+void mca_coll_braid_requests_fini(void);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BRAID_TASK_H */
