@@ -4,22 +4,24 @@
  * transport: the contract of the nonblocking engine, without MPI.
  *
  * Every rank thread posts the same K collectives (a batch) in the same
- * order, as MPI makes the ranks of a communicator do: collective i runs
- * the registry algorithm's function on a fiber of its own, with its own
+ * order, as MPI makes the ranks of a communicator do: collective i is a
+ * task of the rank's own request engine (braid_task.h, the component's
+ * engine), whose job runs the registry algorithm's function with its own
  * arguments, buffers, scratch cache and strict transport
- * (strict_transport.h), and the fiber carries the sequence number i + 1,
- * which the transport matches messages on (inproc_transport.c). The
- * first segment of every fiber runs in posting order (the post); then the
- * rank waits for the collectives one by one in a wait order, and every
- * wait progresses all outstanding fibers - each resumed once per pass, the
- * pass in a random order (rand_r, seeded per rank) or in posting order -
- * until the one waited for returns, as MPI's progress does.
+ * (strict_transport.h), and whose fiber carries the sequence number
+ * i + 1, which the transport matches messages on (inproc_transport.c).
+ * braid_task_post runs every job's first segment in posting order; then
+ * the rank waits for the collectives one by one in a wait order, and
+ * every wait runs passes of braid_engine_progress - each outstanding task
+ * resumed once per pass, in posting order, completed through the
+ * engine's hook - until the one waited for is complete, as MPI's
+ * progress does.
  *
- * Calls that use the shared-memory segment take a ticket when posted and
- * run one at a time, in ticket order, each rank on its own (the
- * component's shm turns, coll_braid_dispatch.c): a fiber whose turn has
- * not come yields. The hierarchical allreduce runs on node views of a
- * cyclic or random map (unit_topo.h).
+ * Calls that use the shared-memory segment take the engine's turns
+ * (braid_turn_take / braid_turn_give, what the dispatch takes) when they
+ * start, in posting order, and run one at a time, each rank on its own: a
+ * fiber whose turn has not come yields. The hierarchical allreduce runs on
+ * node views of a cyclic or random map (unit_topo.h).
  *
  * Checks: every rank's result of every collective against the reference
  * of its known inputs (unit_check_values; reduce_scatter: nothing written
@@ -32,7 +34,7 @@
  *  mixed       3..8 collectives of every kind, the algorithm, op, count
  *              (0, 1, P-1, P+1, 2P+3, 1001, 10007), root, in place,
  *              chunk and uneven reduce_scatter counts drawn per batch;
- *              waited for in a random order per rank, random passes
+ *              waited for in a random order per rank
  *  every_alg   one batch per collective with every algorithm of it in
  *              flight at once (every allreduce algorithm that takes the
  *              op), and one with every algorithm of every collective
@@ -51,7 +53,7 @@
 
 #include "unit_coll.h"
 #include "unit_topo.h"
-#include "braid_fiber.h"
+#include "braid_task.h"
 
 #define NB_MAX_K 32
 /* A rank declares the batch hung after NB_STALL_PASSES progress passes in
@@ -74,8 +76,8 @@ static const int nb_p_list[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16 };
 #define NB_VARIANTS 4
 
 typedef enum {
-    NB_WAIT_RANDOM,   /* random wait order per rank, random passes */
-    NB_WAIT_SPLIT     /* even ranks reverse, odd ranks posting order; passes in posting order */
+    NB_WAIT_RANDOM,   /* random wait order per rank */
+    NB_WAIT_SPLIT     /* even ranks reverse, odd ranks posting order */
 } nb_wait_t;
 
 /* One batch: K collectives on P ranks. */
@@ -94,7 +96,7 @@ typedef struct nb_batch {
     void *shm_seg;
     size_t shm_slot;
     braid_shm_t shm[UNIT_MAX_P];
-    int shm_turn[UNIT_MAX_P];           /* the ticket whose turn it is on the rank */
+    braid_turns_t turns[UNIT_MAX_P];    /* each rank's turns on the segment */
     /* what the ranks saw */
     atomic_int entered[NB_MAX_K];       /* ranks that started collective i */
     atomic_int early[NB_MAX_K];         /* barrier i returned before every rank entered */
@@ -108,8 +110,10 @@ typedef struct nb_batch {
     unsigned long passes[UNIT_MAX_P];
 } nb_batch_t;
 
-/* One collective on one rank: the fiber's job. */
+/* One collective on one rank: a task of the rank's engine. */
 typedef struct nb_job {
+    braid_task_t task;
+    bool done;
     nb_batch_t *B;
     int i, rank;
     braid_comm_t comm;        /* the rank's communicator, this collective's copy */
@@ -131,13 +135,11 @@ static int nb_job_run(void *p)
     nb_job_t *j = p;
     nb_batch_t *B = j->B;
     const unit_run_t *R = B->R[j->i];
+    /* as the dispatch does: the sequence number, then the turn (the
+     * resumer bounds the wait: it stops resuming after NB_MAX_PASSES) */
+    braid_fiber_set_seq(j->task.fiber, B->seq[j->i]);
     if (B->ticket[j->i] >= 0) {
-        /* the shm tier: one call at a time, in ticket order (the resumer
-         * bounds this loop: it stops resuming after NB_MAX_PASSES) */
-        while (B->shm_turn[j->rank] != B->ticket[j->i]) {
-            if (atomic_load(&B->abort)) return BRAID_ERR_TRANSPORT;
-            braid_fiber_yield();
-        }
+        braid_turn_take(&B->turns[j->rank], false, NULL, NULL);
         j->comm.shm = &B->shm[j->rank];
     }
     atomic_fetch_add(&B->entered[j->i], 1);
@@ -163,7 +165,7 @@ static int nb_job_run(void *p)
     }
     if (BRAID_COLL_BARRIER == R->coll && atomic_load(&B->entered[j->i]) != B->P)
         atomic_fetch_add(&B->early[j->i], 1);
-    if (B->ticket[j->i] >= 0) B->shm_turn[j->rank]++;
+    if (B->ticket[j->i] >= 0) braid_turn_give(&B->turns[j->rank], false);
     return j->rc;
 }
 
@@ -182,14 +184,23 @@ static void nb_shuffle(int *v, int n, unsigned *rs)
 
 /* What this rank has done so far: messages its fibers sent, shm calls
  * begun, fibers returned. */
-static unsigned long nb_moved(const nb_batch_t *B, const nb_job_t *jobs, const bool *done)
+static unsigned long nb_moved(const nb_batch_t *B, const nb_job_t *jobs)
 {
     unsigned long n = 0;
     for (int i = 0; i < B->K; i++) {
-        n += jobs[i].comm.stats.msgs_sent + done[i];
+        n += jobs[i].comm.stats.msgs_sent + jobs[i].done;
         if (jobs[i].views) n += jobs[i].views->counted.stats.msgs_sent;
     }
     return n + B->shm[jobs[0].rank].seq;
+}
+
+/* the engine's completion hook: the job's result is kept */
+static void nb_complete(void *arg, braid_task_t *t)
+{
+    nb_job_t *j = (nb_job_t *)((char *)t - offsetof(nb_job_t, task));
+    (void)arg;
+    t->result = braid_task_finish(t);
+    j->done = true;
 }
 
 static int nb_rank(braid_comm_t *c, void *arg)
@@ -202,8 +213,6 @@ static int nb_rank(braid_comm_t *c, void *arg)
         if (BRAID_OK != rc) return rc;
     }
     nb_job_t *jobs = calloc((size_t)K, sizeof *jobs);
-    braid_fiber_t *f[NB_MAX_K];
-    bool done[NB_MAX_K];
     int rc = BRAID_OK;
     if (B->gate && 0 != rank) {
         /* rank 0's posts must return before any peer has posted: its
@@ -217,7 +226,10 @@ static int nb_rank(braid_comm_t *c, void *arg)
             } else
                 nanosleep(&(struct timespec){ 0, NB_NAP_NS }, NULL);
     }
-    /* post: every fiber's first segment, in posting order */
+    /* post: every job's first segment, in posting order */
+    braid_engine_hooks_t hooks = { .complete = nb_complete };
+    braid_engine_t eng;
+    braid_engine_init(&eng, &hooks);
     for (int i = 0; i < K; i++) {
         nb_job_t *j = &jobs[i];
         j->B = B;
@@ -229,14 +241,15 @@ static int nb_rank(braid_comm_t *c, void *arg)
         j->a = B->R[i]->args;
         j->a.sbuf = B->R[i]->sbuf[rank];
         j->a.rbuf = B->R[i]->rbuf[rank];
-        f[i] = braid_fiber_get(nb_job_run, j);
-        if (NULL == f[i]) {
+        braid_task_prepare(&j->task, BRAID_TASK_NONBLOCKING, -1);
+        int st = braid_task_post(&j->task, nb_job_run, j);
+        if (st < 0) {
             fprintf(stderr, "rank %d: no fiber for collective %d\n", rank, i);
             atomic_store(&B->abort, 1);
             return BRAID_ERR_NOMEM;
         }
-        braid_fiber_set_seq(f[i], B->seq[i]);
-        done[i] = braid_fiber_resume(f[i]);
+        if (BRAID_TASK_PENDING == st) braid_engine_add(&eng, &j->task);
+        else j->done = true;
     }
     if (0 == rank) atomic_store(&B->posted0, 1);
     /* the wait order */
@@ -250,8 +263,8 @@ static int nb_rank(braid_comm_t *c, void *arg)
     for (int w = 0; w < K && BRAID_OK == rc; w++) {
         int t = order[w];
         /* wait for t: every pass resumes each outstanding fiber once */
-        while (!done[t]) {
-            unsigned long moved = nb_moved(B, jobs, done), all;
+        while (!jobs[t].done) {
+            unsigned long moved = nb_moved(B, jobs), all;
             if (moved != seen) {
                 seen = moved;
                 atomic_fetch_add(&B->progress, 1);
@@ -268,14 +281,8 @@ static int nb_rank(braid_comm_t *c, void *arg)
                 rc = BRAID_ERR_TRANSPORT;
                 break;
             }
-            int out[NB_MAX_K], n = 0;
-            for (int i = 0; i < K; i++)
-                if (!done[i]) out[n++] = i;
-            if (NB_WAIT_RANDOM == B->wait) nb_shuffle(out, n, &rs);
-            bool returned = false;
-            for (int k = 0; k < n; k++)
-                if ((done[out[k]] = braid_fiber_resume(f[out[k]]))) returned = true;
             /* the other ranks' threads are what the fibers wait for */
+            bool returned = braid_engine_progress(&eng, true) > 0;
             if (!returned && stall <= NB_SPIN_PASSES) sched_yield();
             else if (!returned) nanosleep(&(struct timespec){ 0, NB_NAP_NS }, NULL);
         }
@@ -283,9 +290,9 @@ static int nb_rank(braid_comm_t *c, void *arg)
     B->passes[rank] = passes;
     if (BRAID_OK == rc)
         for (int i = 0; i < K; i++) {
-            B->rc[i][rank] = braid_fiber_result(f[i]);
+            B->rc[i][rank] = jobs[i].task.result;
             B->violations[i][rank] = jobs[i].violations;
-            braid_fiber_put(f[i]);
+            braid_task_release(&jobs[i].task);
         }
     /* a fiber that did not return keeps its job: it is never resumed again */
     if (BRAID_OK == rc) free(jobs);
