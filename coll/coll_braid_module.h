@@ -11,15 +11,11 @@
 
 #include "braid_numbers.h"
 #include "braid_shm.h"
-#include "braid_shm_segment.h"
+#include "braid_shm_tier.h"
 #include "braid_tag.h"
 #include "braid_ucx.h"
 
 BEGIN_C_DECLS
-
-/* most shared-memory channels for persistent requests per communicator
- * (the bits of the mask the ranks agree on) */
-#define BRAID_SHM_CHANNELS_MAX 64
 
 /* The collectives braid installs: X(name) for each blocking one, and for
  * each nonblocking and persistent one (installed only where a previous
@@ -57,20 +53,13 @@ typedef struct mca_coll_braid_module_t {
     bool op_cache_valid;
     mca_coll_braid_op_t op_cache;
     void *cuda;                  /* device-buffer state (coll_braid_cuda.c), lazily */
-    /* the shared-memory tier (coll_braid_shm.c): calls counted until the
-     * segment is set up (coll_braid_shm_after), once; the segment of the
+    /* the shared-memory tier (coll_braid_shm.c): calls counted until it
+     * is brought up (coll_braid_shm_after), once; the segment of the
      * whole communicator (one node) or of this rank's node view (several
      * nodes: the hierarchical allreduce's phases) */
     unsigned shm_calls;
     bool shm_tried;
-    braid_shm_t shm;
-    braid_shm_segment_t shm_seg;
-    /* the segment's channels for persistent requests (one-node
-     * communicators): how many, those no request of this rank holds, and
-     * where each one's call numbers stopped (its next holder goes on) */
-    int shm_nchan;
-    uint64_t shm_chan_free;
-    struct { uint64_t seq, safe; } shm_chan[BRAID_SHM_CHANNELS_MAX];
+    braid_shm_tier_t shm;
     /* the persistent requests' tag numbers this rank's live ones hold */
     braid_numbers_t pnums;
 } mca_coll_braid_module_t;
