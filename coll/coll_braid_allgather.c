@@ -118,32 +118,42 @@ static void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_
     r->dtype = rdtype;
 }
 
-int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                    void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     (void)comm;
     return allgather((mca_coll_braid_module_t *)module, NULL, sbuf, scount, sdtype, rbuf, rcount,
                      rdtype);
 }
 
-int mca_coll_braid_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                              struct ompi_communicator_t *comm, ompi_request_t **request,
-                              mca_coll_base_module_t *module)
+static int mca_coll_braid_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                     void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                     struct ompi_communicator_t *comm, ompi_request_t **request,
+                                     mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
     args(r, sbuf, scount, sdtype, rbuf, rcount, rdtype);
     return mca_coll_braid_request_post(r, request);
 }
 
-int mca_coll_braid_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                                  struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                                  ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                         void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                         struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                         ompi_request_t **request, mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
     (void)info;
     args(r, sbuf, scount, sdtype, rbuf, rcount, rdtype);
     return mca_coll_braid_request_persist(r, request);
+}
+
+bool mca_coll_braid_allgather_install(mca_coll_braid_module_t *m, bool requests)
+{
+    bool ok = true;
+    ok = MCA_COLL_BRAID_TAKE(m, allgather, mca_coll_braid_allgather) && ok;
+    if (!requests) return ok;
+    (void)MCA_COLL_BRAID_TAKE(m, iallgather, mca_coll_braid_iallgather);
+    (void)MCA_COLL_BRAID_TAKE(m, allgather_init, mca_coll_braid_allgather_init);
+    return ok;
 }

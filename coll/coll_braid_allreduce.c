@@ -156,45 +156,45 @@ static void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int 
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                             mca_coll_base_module_t *module)
+static int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                    struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module)
 {
     (void)comm;
     return reduce_any((mca_coll_braid_module_t *)module, NULL, sbuf, rbuf, count, dtype, op, -1);
 }
 
-int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module)
+static int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                                 mca_coll_base_module_t *module)
 {
     (void)comm;
     return reduce_any((mca_coll_braid_module_t *)module, NULL, sbuf, rbuf, count, dtype, op, root);
 }
 
-int mca_coll_braid_iallreduce(const void *sbuf, void *rbuf, int count,
-                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                              struct ompi_communicator_t *comm, ompi_request_t **request,
-                              mca_coll_base_module_t *module)
+static int mca_coll_braid_iallreduce(const void *sbuf, void *rbuf, int count,
+                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                     struct ompi_communicator_t *comm, ompi_request_t **request,
+                                     mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, allreduce_family, BRAID_TASK_NONBLOCKING);
     args(r, sbuf, rbuf, count, dtype, op, -1);
     return mca_coll_braid_request_post(r, request);
 }
 
-int mca_coll_braid_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                           ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                  struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                                  ompi_request_t **request, mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, reduce_family, BRAID_TASK_NONBLOCKING);
     args(r, sbuf, rbuf, count, dtype, op, root);
     return mca_coll_braid_request_post(r, request);
 }
 
-int mca_coll_braid_allreduce_init(const void *sbuf, void *rbuf, int count,
-                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                  struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                                  ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_allreduce_init(const void *sbuf, void *rbuf, int count,
+                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                         struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                         ompi_request_t **request, mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, allreduce_family, BRAID_TASK_PERSISTENT);
     (void)info;
@@ -202,13 +202,26 @@ int mca_coll_braid_allreduce_init(const void *sbuf, void *rbuf, int count,
     return mca_coll_braid_request_persist(r, request);
 }
 
-int mca_coll_braid_reduce_init(const void *sbuf, void *rbuf, int count,
-                               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                               ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_reduce_init(const void *sbuf, void *rbuf, int count,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                      struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                      ompi_request_t **request, mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, reduce_family, BRAID_TASK_PERSISTENT);
     (void)info;
     args(r, sbuf, rbuf, count, dtype, op, root);
     return mca_coll_braid_request_persist(r, request);
+}
+
+bool mca_coll_braid_allreduce_install(mca_coll_braid_module_t *m, bool requests)
+{
+    bool ok = true;
+    ok = MCA_COLL_BRAID_TAKE(m, allreduce, mca_coll_braid_allreduce) && ok;
+    ok = MCA_COLL_BRAID_TAKE(m, reduce, mca_coll_braid_reduce) && ok;
+    if (!requests) return ok;
+    (void)MCA_COLL_BRAID_TAKE(m, iallreduce, mca_coll_braid_iallreduce);
+    (void)MCA_COLL_BRAID_TAKE(m, ireduce, mca_coll_braid_ireduce);
+    (void)MCA_COLL_BRAID_TAKE(m, allreduce_init, mca_coll_braid_allreduce_init);
+    (void)MCA_COLL_BRAID_TAKE(m, reduce_init, mca_coll_braid_reduce_init);
+    return ok;
 }

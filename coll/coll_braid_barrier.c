@@ -29,23 +29,33 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 
 static const mca_coll_braid_family_t family = { BRAID_COLL_BARRIER, run, prev_nonblocking, copies };
 
-int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     (void)comm;
     return barrier((mca_coll_braid_module_t *)module, NULL);
 }
 
-int mca_coll_braid_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *module)
+static int mca_coll_braid_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                                   mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
     return mca_coll_braid_request_post(r, request);
 }
 
-int mca_coll_braid_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                                ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                       ompi_request_t **request, mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
     (void)info;
     return mca_coll_braid_request_persist(r, request);
+}
+
+bool mca_coll_braid_barrier_install(mca_coll_braid_module_t *m, bool requests)
+{
+    bool ok = true;
+    ok = MCA_COLL_BRAID_TAKE(m, barrier, mca_coll_braid_barrier) && ok;
+    if (!requests) return ok;
+    (void)MCA_COLL_BRAID_TAKE(m, ibarrier, mca_coll_braid_ibarrier);
+    (void)MCA_COLL_BRAID_TAKE(m, barrier_init, mca_coll_braid_barrier_init);
+    return ok;
 }

@@ -102,28 +102,38 @@ static void args(mca_coll_braid_request_t *r, void *buf, int count, MPI_Datatype
     r->root = root;
 }
 
-int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     (void)comm;
     return bcast((mca_coll_braid_module_t *)module, NULL, buf, count, dtype, root);
 }
 
-int mca_coll_braid_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                          mca_coll_base_module_t *module)
+static int mca_coll_braid_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                                 struct ompi_communicator_t *comm, ompi_request_t **request,
+                                 mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
     args(r, buf, count, dtype, root);
     return mca_coll_braid_request_post(r, request);
 }
 
-int mca_coll_braid_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                              ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                                     struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                     ompi_request_t **request, mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
     (void)info;
     args(r, buf, count, dtype, root);
     return mca_coll_braid_request_persist(r, request);
+}
+
+bool mca_coll_braid_bcast_install(mca_coll_braid_module_t *m, bool requests)
+{
+    bool ok = true;
+    ok = MCA_COLL_BRAID_TAKE(m, bcast, mca_coll_braid_bcast) && ok;
+    if (!requests) return ok;
+    (void)MCA_COLL_BRAID_TAKE(m, ibcast, mca_coll_braid_ibcast);
+    (void)MCA_COLL_BRAID_TAKE(m, bcast_init, mca_coll_braid_bcast_init);
+    return ok;
 }

@@ -31,10 +31,15 @@ static void braid_module_construct(mca_coll_braid_module_t *m)
         m->prev.coll_##name##_module = NULL;                                \
     }
 
-static void braid_module_destruct(mca_coll_braid_module_t *m)
+static void release_prev(mca_coll_braid_module_t *m)
 {
     MCA_COLL_BRAID_BLOCKING(RELEASE_PREV)
     MCA_COLL_BRAID_REQUESTS(RELEASE_PREV)
+}
+
+static void braid_module_destruct(mca_coll_braid_module_t *m)
+{
+    release_prev(m);
     braid_ucx_comm_destroy(m->tcomm);
     m->tcomm = NULL;
     mca_coll_braid_cuda_release(m);
@@ -99,37 +104,25 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
         c->disabled = true;
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    /* each record: 8-byte address length, 8-byte node key, the address */
-    size_t stride = 2 * sizeof(uint64_t) + (size_t)max_len;
+    /* every process's worker address and node key: coll_braid_test_nodes=N
+     * puts process r on node r % N (tests), else the node name's hash */
+    size_t stride = braid_ucx_record_stride((size_t)max_len);
     char *mine = calloc(1, stride), *all = calloc((size_t)P, stride);
-    size_t *lens = calloc((size_t)P, sizeof(size_t));
     c->node_key = calloc((size_t)P, sizeof(uint64_t));
-    if (NULL == mine || NULL == all || NULL == lens || NULL == c->node_key) {
-        free(mine); free(all); free(lens);
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    rc = OMPI_ERR_OUT_OF_RESOURCE;
+    if (NULL != mine && NULL != all && NULL != c->node_key) {
+        braid_ucx_record(mine, c->test_nodes > 0 ? (uint64_t)(rank % c->test_nodes)
+                                                 : braid_topo_node_key(opal_process_info.nodename));
+        rc = m->prev.coll_allgather(mine, (int)stride, MPI_BYTE, all, (int)stride, MPI_BYTE, comm,
+                                    m->prev.coll_allgather_module);
     }
-    const void *addr;
-    size_t alen;
-    braid_ucx_local_address(&addr, &alen);
-    uint64_t l64 = alen, key = mca_coll_braid_node_key(opal_process_info.nodename, rank);
-    memcpy(mine, &l64, sizeof(l64));
-    memcpy(mine + sizeof(l64), &key, sizeof(key));
-    memcpy(mine + 2 * sizeof(l64), addr, alen);
-    rc = m->prev.coll_allgather(mine, (int)stride, MPI_BYTE, all, (int)stride, MPI_BYTE, comm,
-                           m->prev.coll_allgather_module);
-    if (OMPI_SUCCESS == rc) {
-        c->multi_node = false;
-        for (int i = 0; i < P; i++) {
-            memcpy(&l64, all + (size_t)i * stride, sizeof(l64));
-            lens[i] = (size_t)l64;
-            memcpy(&c->node_key[i], all + (size_t)i * stride + sizeof(l64), sizeof(uint64_t));
-            if (c->node_key[i] != c->node_key[0]) c->multi_node = true;
-        }
-        rc = braid_ucx_set_peers(P, all + 2 * sizeof(uint64_t), stride, lens);
-        if (BRAID_OK == rc) rc = braid_ucx_set_nodes(P, c->node_key, rank);
-        rc = (BRAID_OK == rc) ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    free(mine); free(all); free(lens);
+    if (OMPI_SUCCESS == rc)
+        rc = BRAID_OK == braid_ucx_records_install(P, all, stride, rank, c->node_key)
+                 ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+    free(mine);
+    free(all);
+    for (int i = 0; OMPI_SUCCESS == rc && i < P; i++)
+        if (c->node_key[i] != c->node_key[0]) c->multi_node = true;
     if (OMPI_SUCCESS == rc) {
         c->transport_ready = true;
         /* the built-in selection table is parsed on its first use: here,
@@ -232,13 +225,6 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
 #if BRAID_OMPI5
     m->super.coll_module_disable = braid_module_disable;
 #endif
-    m->super.coll_barrier = mca_coll_braid_barrier;
-    m->super.coll_bcast = mca_coll_braid_bcast;
-    m->super.coll_allreduce = mca_coll_braid_allreduce;
-    m->super.coll_reduce = mca_coll_braid_reduce;
-    m->super.coll_reduce_scatter = mca_coll_braid_reduce_scatter;
-    m->super.coll_reduce_scatter_block = mca_coll_braid_reduce_scatter_block;
-    m->super.coll_allgather = mca_coll_braid_allgather;
     return &m->super;
 }
 
@@ -270,18 +256,6 @@ static void warm_up(mca_coll_braid_module_t *m, bool connected)
                             "failed (braid code %d)", m->comm->c_name, rc);
 }
 
-/* the previous module's function for name, its module retained; ok false
- * when there is none */
-#define SAVE_PREV(name)                                                                \
-    m->prev.coll_##name = comm->c_coll->coll_##name;                                  \
-    m->prev.coll_##name##_module = comm->c_coll->coll_##name##_module;                \
-    if (NULL == m->prev.coll_##name || NULL == m->prev.coll_##name##_module) {        \
-        m->prev.coll_##name##_module = NULL;                                          \
-        ok = false;                                                                   \
-    } else {                                                                          \
-        OBJ_RETAIN(m->prev.coll_##name##_module);                                     \
-    }
-
 /* the dispatch's hooks (braid_dispatch.h); arg: the module */
 static uint32_t site_begin(void *arg)
 {
@@ -309,17 +283,18 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
 {
     mca_coll_braid_module_t *m = (mca_coll_braid_module_t *)module;
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
-    bool ok = true;
-    MCA_COLL_BRAID_BLOCKING(SAVE_PREV)
+    m->comm = comm;
+    bool requests = mca_coll_braid_requests_ready();
+    bool ok = mca_coll_braid_barrier_install(m, requests) & mca_coll_braid_bcast_install(m, requests) &
+              mca_coll_braid_allgather_install(m, requests) &
+              mca_coll_braid_allreduce_install(m, requests) &
+              mca_coll_braid_reduce_scatter_install(m, requests);
     if (!ok) {
         /* same on every rank: the lower-priority components are */
         opal_output_verbose(1, c->output, "braid: no previous collective module to fall back on "
                             "for %s; braid disabled on it", comm->c_name);
         return OMPI_ERROR;
     }
-    m->comm = comm;
-    /* nonblocking and persistent: braid's where a previous module backs them */
-    mca_coll_braid_requests_install(m);
 
     if (comm == &ompi_mpi_comm_world.comm && !c->transport_ready) {
         int rc = bootstrap_transport(m, comm);

@@ -17,9 +17,9 @@
 
 BEGIN_C_DECLS
 
-/* The collectives braid installs: X(name) for each blocking one, and for
- * each nonblocking and persistent one (installed only where a previous
- * module backs it). */
+/* The collectives braid installs (coll_braid_entry.h): X(name) for each
+ * blocking one, and for each nonblocking and persistent one (installed
+ * only where a previous module backs it). */
 #define MCA_COLL_BRAID_BLOCKING(X)                                                                \
     X(barrier) X(bcast) X(allreduce) X(allgather) X(reduce) X(reduce_scatter)                     \
     X(reduce_scatter_block)
@@ -27,6 +27,21 @@ BEGIN_C_DECLS
     X(ibarrier) X(ibcast) X(iallreduce) X(iallgather) X(ireduce) X(ireduce_scatter)               \
     X(ireduce_scatter_block) X(barrier_init) X(bcast_init) X(allreduce_init) X(allgather_init)    \
     X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init)
+
+/* Module enable: keep the previous module's `name` and install braid's fn
+ * in its place, the previous module retained (true); none there: braid
+ * installs none either (false). The same on every rank, whose components
+ * are the same. */
+#define MCA_COLL_BRAID_TAKE(m, name, fn)                                                 \
+    __extension__({                                                                      \
+        mca_coll_base_comm_coll_t *c_ = (m)->comm->c_coll;                               \
+        bool has_ = NULL != c_->coll_##name && NULL != c_->coll_##name##_module;         \
+        (m)->prev.coll_##name = has_ ? c_->coll_##name : NULL;                           \
+        (m)->prev.coll_##name##_module = has_ ? c_->coll_##name##_module : NULL;         \
+        (m)->super.coll_##name = has_ ? (fn) : NULL;                                     \
+        if (has_) OBJ_RETAIN((m)->prev.coll_##name##_module);                            \
+        has_;                                                                            \
+    })
 
 /* A reduction bound to braid's callback (coll_braid_op.c). */
 typedef struct mca_coll_braid_op_t {
@@ -141,8 +156,6 @@ void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 /* topology (coll_braid_topo.c) */
 /* m's grouping by node, from its transport's rank -> process map */
 int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m);
-/* node key of a process: hash of its node name, or world_rank % coll_braid_test_nodes */
-uint64_t mca_coll_braid_node_key(const char *nodename, int world_rank);
 
 /* shared-memory tier (coll_braid_shm.c) */
 /* count a call; at the coll_braid_shm_after-th set the segment up (a

@@ -132,50 +132,50 @@ static void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int 
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-int mca_coll_braid_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                        struct ompi_communicator_t *comm,
-                                        mca_coll_base_module_t *module)
+static int mca_coll_braid_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                               struct ompi_communicator_t *comm,
+                                               mca_coll_base_module_t *module)
 {
     (void)comm;
     return reduce_scatter((mca_coll_braid_module_t *)module, NULL, sbuf, rbuf, rcount, NULL, dtype,
                           op);
 }
 
-int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     (void)comm;
     return reduce_scatter((mca_coll_braid_module_t *)module, NULL, sbuf, rbuf, 0, rcounts, dtype,
                           op);
 }
 
-int mca_coll_braid_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                         struct ompi_communicator_t *comm,
-                                         ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                                struct ompi_communicator_t *comm,
+                                                ompi_request_t **request, mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
     args(r, sbuf, rbuf, rcount, NULL, dtype, op);
     return mca_coll_braid_request_post(r, request);
 }
 
-int mca_coll_braid_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                   struct ompi_communicator_t *comm, ompi_request_t **request,
-                                   mca_coll_base_module_t *module)
+static int mca_coll_braid_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                          struct ompi_communicator_t *comm, ompi_request_t **request,
+                                          mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
     args(r, sbuf, rbuf, 0, rcounts, dtype, op);
     return mca_coll_braid_request_post(r, request);
 }
 
-int mca_coll_braid_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
-                                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                             struct ompi_communicator_t *comm,
-                                             struct ompi_info_t *info, ompi_request_t **request,
-                                             mca_coll_base_module_t *module)
+static int mca_coll_braid_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
+                                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                                    struct ompi_communicator_t *comm,
+                                                    struct ompi_info_t *info, ompi_request_t **request,
+                                                    mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
     (void)info;
@@ -183,13 +183,26 @@ int mca_coll_braid_reduce_scatter_block_init(const void *sbuf, void *rbuf, int r
     return mca_coll_braid_request_persist(r, request);
 }
 
-int mca_coll_braid_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts,
-                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                                       ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts,
+                                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                              ompi_request_t **request, mca_coll_base_module_t *module)
 {
     MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
     (void)info;
     args(r, sbuf, rbuf, 0, rcounts, dtype, op);
     return mca_coll_braid_request_persist(r, request);
+}
+
+bool mca_coll_braid_reduce_scatter_install(mca_coll_braid_module_t *m, bool requests)
+{
+    bool ok = true;
+    ok = MCA_COLL_BRAID_TAKE(m, reduce_scatter, mca_coll_braid_reduce_scatter) && ok;
+    ok = MCA_COLL_BRAID_TAKE(m, reduce_scatter_block, mca_coll_braid_reduce_scatter_block) && ok;
+    if (!requests) return ok;
+    (void)MCA_COLL_BRAID_TAKE(m, ireduce_scatter, mca_coll_braid_ireduce_scatter);
+    (void)MCA_COLL_BRAID_TAKE(m, ireduce_scatter_block, mca_coll_braid_ireduce_scatter_block);
+    (void)MCA_COLL_BRAID_TAKE(m, reduce_scatter_init, mca_coll_braid_reduce_scatter_init);
+    (void)MCA_COLL_BRAID_TAKE(m, reduce_scatter_block_init, mca_coll_braid_reduce_scatter_block_init);
+    return ok;
 }

@@ -142,27 +142,8 @@ static bool engine_inner_done(void *arg, braid_task_t *core)
     return REQUEST_COMPLETE(of(core)->inner);
 }
 
-static void engine_activated(void *arg)
+static const char *engine_wait_name(void)
 {
-    (void)arg;
-    mca_coll_braid_progress_active();
-}
-
-static int engine_poll(void *arg)
-{
-    (void)arg;
-    return braid_ucx_progress_now();
-}
-
-static bool engine_wait_event(void *arg, long ns)
-{
-    (void)arg;
-    return braid_ucx_wait_event(ns);
-}
-
-static const char *engine_wait_name(void *arg)
-{
-    (void)arg;
     return braid_ucx_has_wakeup() ? "the UCX worker's wake-up fd" : "timed sleeps (no wake-up fd)";
 }
 
@@ -283,35 +264,31 @@ static int request_start(size_t n, ompi_request_t **reqs)
 /* persistent requests                                                 */
 /* ------------------------------------------------------------------ */
 
-/* A persistent request's tag number (braid_numbers.h): the first number
- * that no live request of any rank holds, found window by window with the
- * previous module's allreduce (an init is a collective call, on the
- * application's thread). A rank that cannot make its set marks the window
- * full and the call fails on every rank. */
+/* the window's OR over the ranks, by the previous module's allreduce (an
+ * init is a collective call, on the application's thread) */
+static int or_all(void *arg, const uint64_t mine[2], uint64_t all[2])
+{
+    mca_coll_braid_module_t *m = arg;
+    return m->prev.coll_allreduce(mine, all, 2, MPI_UINT64_T, MPI_BOR, m->comm,
+                                  m->prev.coll_allreduce_module);
+}
+
+/* A persistent request's tag number: the first that no live request of
+ * any rank holds (braid_numbers.h). */
 int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq)
 {
-    braid_numbers_t *s = &m->pnums;
-    bool ok = NULL != s->held || BRAID_OK == braid_numbers_init(s, BRAID_TAG_SEQ_PERSISTENT);
-    unsigned nw = ok ? braid_numbers_windows(s) : BRAID_TAG_SEQ_PERSISTENT / 64;
-    unsigned w0 = ok ? braid_numbers_start(s) : 0;
-    for (unsigned i = 0; i < nw; i++) {
-        unsigned w = (w0 + i) % nw;
-        uint64_t mine[2] = { ok ? braid_numbers_window(s, w) : ~(uint64_t)0, ok ? 0 : 1 }, all[2];
-        int rc = m->prev.coll_allreduce(mine, all, 2, MPI_UINT64_T, MPI_BOR, m->comm,
-                                        m->prev.coll_allreduce_module);
-        if (MPI_SUCCESS != rc) return rc;
-        if (0 != all[1]) return MPI_ERR_NO_MEM;
-        int b = braid_numbers_first_free(all[0]);
-        if (b < 0) continue;
-        unsigned number = w * 64 + (unsigned)b;
-        braid_numbers_take(s, number);
+    unsigned number;
+    int rc = braid_numbers_agree(&m->pnums, BRAID_TAG_SEQ_PERSISTENT, or_all, m, &number);
+    if (BRAID_OK == rc) {
         *seq = BRAID_TAG_SEQ_PERSISTENT | number;
         return MPI_SUCCESS;
     }
+    if (BRAID_ERR_NOMEM == rc) return MPI_ERR_NO_MEM;
+    if (BRAID_ERR_ARG != rc) return rc;   /* the allreduce's */
     if (0 == m->bcomm.rank)
         opal_output(0, "braid: %s: all %u tag numbers of persistent collectives are held by live "
                     "requests; free some (MPI_Request_free) before making more",
-                    m->comm->c_name, nw * 64);
+                    m->comm->c_name, (unsigned)BRAID_TAG_SEQ_PERSISTENT);
     return MPI_ERR_OTHER;
 }
 
@@ -377,35 +354,21 @@ static int request_cancel(ompi_request_t *req, int complete_)
 /* installation                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Keep the previous module's function for `name` and install braid's, or
- * (no previous function) install none: the same on every rank, whose
- * components are the same. */
-#define INSTALL(name)                                                                  \
-    m->prev.coll_##name = m->comm->c_coll->coll_##name;                               \
-    m->prev.coll_##name##_module = m->comm->c_coll->coll_##name##_module;             \
-    if (NULL == m->prev.coll_##name || NULL == m->prev.coll_##name##_module) {        \
-        m->prev.coll_##name = NULL;                                                   \
-        m->prev.coll_##name##_module = NULL;                                          \
-        m->super.coll_##name = NULL;                                                  \
-    } else {                                                                          \
-        OBJ_RETAIN(m->prev.coll_##name##_module);                                     \
-        m->super.coll_##name = mca_coll_braid_##name;                                 \
-    }
-
 static void engine_start(void)
 {
     static bool started;
     if (started) return;
     braid_engine_hooks_t hooks = {
         .arg = NULL, .complete = engine_complete, .inner_done = engine_inner_done,
-        .activated = engine_activated, .poll = engine_poll, .wait_event = engine_wait_event,
+        .activated = mca_coll_braid_progress_active, .poll = braid_ucx_progress_now,
+        .wait_event = braid_ucx_wait_event,
         .wait_name = engine_wait_name, .log = engine_log,
     };
     braid_engine_init(ENG, &hooks);
     started = true;
 }
 
-void mca_coll_braid_requests_install(mca_coll_braid_module_t *m)
+bool mca_coll_braid_requests_ready(void)
 {
     const mca_coll_braid_component_t *c = cmp();
     bool shared = c->thread_multiple || c->progress_thread;
@@ -420,9 +383,9 @@ void mca_coll_braid_requests_install(mca_coll_braid_module_t *m)
                             "stay with the previous module",
                             ompi_coll_base_nbc_request_t_class.cls_sizeof,
                             sizeof(ompi_coll_base_nbc_request_t));
-        return;
+        return false;
     }
-    MCA_COLL_BRAID_REQUESTS(INSTALL)
+    return true;
 }
 
 static void release_request(braid_task_t *core)

@@ -124,9 +124,11 @@ mca_coll_braid_call_op(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, 
 int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq);
 void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq);
 
-/* module enable: install the nonblocking and persistent entry points the
- * previous modules back; component close: the engine's end */
-void mca_coll_braid_requests_install(mca_coll_braid_module_t *m);
+/* module enable: the engine configured for the job; false when braid's
+ * requests cannot be Open MPI's (its nbc request type is larger than
+ * braid reserves): nonblocking and persistent calls stay with the previous
+ * module. Component close: the engine's end. */
+bool mca_coll_braid_requests_ready(void);
 void mca_coll_braid_requests_fini(void);
 
 END_C_DECLS

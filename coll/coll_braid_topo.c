@@ -1,9 +1,10 @@
 /*
  * coll_braid_topo.c - where ranks run, as braid uses it:
  *  - every process's node key (a hash of Open MPI's node name, exchanged
- *    with the worker addresses at bootstrap; coll_braid_test_nodes=N
- *    instead puts process r on node r % N, like mpirun --map-by node over N
- *    hosts, so tests can exercise the grouping on one machine);
+ *    with the worker addresses at bootstrap, coll_braid_module.c;
+ *    coll_braid_test_nodes=N instead puts process r on node r % N, like
+ *    mpirun --map-by node over N hosts, so tests can exercise the grouping
+ *    on one machine);
  *  - each communicator's grouping of its ranks by node, and the view the
  *    algorithms run on: in node order when coll_braid_topo_aware=1 (rings
  *    then cross between nodes once per node), the ranks' own order otherwise
@@ -26,20 +27,6 @@
 #include "opal/util/output.h"
 
 static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
-
-uint64_t mca_coll_braid_node_key(const char *nodename, int world_rank)
-{
-    int n = cmp()->test_nodes;
-    if (n > 0) return (uint64_t)(world_rank % n);
-    /* FNV-1a: equal names give equal keys; a collision only merges two
-     * nodes in braid's grouping (slower, never wrong) */
-    uint64_t h = 14695981039346656037ULL;
-    for (const char *p = nodename ? nodename : ""; *p; p++) {
-        h ^= (unsigned char)*p;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
 
 int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m)
 {

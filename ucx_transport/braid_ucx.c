@@ -253,6 +253,37 @@ int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc)
     return BRAID_OK;
 }
 
+/* a record: 8-byte address length, 8-byte node key, the address */
+size_t braid_ucx_record_stride(size_t max_addr_len) { return 2 * sizeof(uint64_t) + max_addr_len; }
+
+void braid_ucx_record(void *rec, uint64_t node_key)
+{
+    const void *addr;
+    size_t alen;
+    braid_ucx_local_address(&addr, &alen);
+    uint64_t l64 = alen;
+    memcpy(rec, &l64, sizeof(l64));
+    memcpy((char *)rec + sizeof(l64), &node_key, sizeof(node_key));
+    memcpy((char *)rec + 2 * sizeof(l64), addr, alen);
+}
+
+int braid_ucx_records_install(int nprocs, const void *all, size_t stride, int my_proc,
+                              uint64_t *node_keys)
+{
+    size_t *lens = calloc((size_t)nprocs, sizeof(size_t));
+    if (NULL == lens) return BRAID_ERR_NOMEM;
+    for (int i = 0; i < nprocs; i++) {
+        const char *rec = (const char *)all + (size_t)i * stride;
+        uint64_t l64;
+        memcpy(&l64, rec, sizeof(l64));
+        lens[i] = (size_t)l64;
+        memcpy(&node_keys[i], rec + sizeof(l64), sizeof(uint64_t));
+    }
+    int rc = braid_ucx_set_peers(nprocs, (const char *)all + 2 * sizeof(uint64_t), stride, lens);
+    free(lens);
+    return BRAID_OK == rc ? braid_ucx_set_nodes(nprocs, node_keys, my_proc) : rc;
+}
+
 static void count_send(int proc, size_t len)
 {
     if (NULL != g.peer_off_node && g.peer_off_node[proc]) {

@@ -74,6 +74,16 @@ int braid_ucx_npeers(void);
  * peer connected) needs my_proc. */
 int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc);
 
+/* The address exchange at start-up, in records of `stride` bytes
+ * (braid_ucx_record_stride of the longest address of the job): a
+ * process's record holds its worker address and node key. Install every
+ * process's (at all + i * stride): the peers and the nodes above, with
+ * node_keys (nprocs entries) filled. */
+size_t braid_ucx_record_stride(size_t max_addr_len);
+void braid_ucx_record(void *rec, uint64_t node_key);
+int braid_ucx_records_install(int nprocs, const void *all, size_t stride, int my_proc,
+                              uint64_t *node_keys);
+
 /* Messages and bytes this process has sent, by whether the peer is on this
  * node (counted from the first send after braid_ucx_set_nodes; before it
  * every peer counts as on this node). The address is stable for the life of

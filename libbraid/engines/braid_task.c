@@ -139,7 +139,7 @@ void braid_engine_add(braid_engine_t *e, braid_task_t *r)
     __atomic_add_fetch(&e->outstanding, 1, __ATOMIC_RELEASE);
     __atomic_add_fetch(&e->runnable, 1, __ATOMIC_RELEASE);
     unlock(e, &e->lock);
-    if (NULL != e->hooks.activated) e->hooks.activated(e->hooks.arg);
+    if (NULL != e->hooks.activated) e->hooks.activated();
     if (e->thread_wanted) thread_wake(e);
 }
 
@@ -236,13 +236,13 @@ static void *thread_main(void *arg)
         if (stop) return NULL;
         /* the transport first (a pass resumes every fiber, each of which
          * also polls it), then the requests */
-        int n = e->hooks.poll(e->hooks.arg) + braid_engine_progress(e, false);
+        int n = e->hooks.poll() + braid_engine_progress(e, false);
         if (n > 0) {
             idle = 0;
             sleep_ns = 1000;
         } else if (++idle < PT_SPIN_PASSES) {
             sched_yield();
-        } else if (e->hooks.wait_event(e->hooks.arg, sleep_ns)) {
+        } else if (e->hooks.wait_event(sleep_ns)) {
             sleep_ns = 1000;   /* a message came: the fibers waiting on it run next */
         } else if (sleep_ns < PT_SLEEP_MAX_NS) {
             sleep_ns *= 2;
@@ -257,7 +257,7 @@ static void thread_wake(braid_engine_t *e)
         e->pt.started = 0 == pthread_create(&e->pt.thread, NULL, thread_main, e);
         char line[160];
         snprintf(line, sizeof(line), "progress thread started; it waits on %s",
-                 e->hooks.wait_name(e->hooks.arg));
+                 e->hooks.wait_name());
         log_line(e, e->pt.started ? 10 : 1,
                  e->pt.started ? line
                                : "the progress thread could not be started; requests progress "

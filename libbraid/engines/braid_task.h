@@ -87,12 +87,13 @@ typedef struct braid_engine_hooks {
     /* r->inner: whether the request it runs as is done (NULL: never inner) */
     bool (*inner_done)(void *arg, braid_task_t *r);
     /* a request went outstanding (NULL: nothing to tell) */
-    void (*activated)(void *arg);
+    void (*activated)(void);
     /* the progress thread: poll the transport (events seen), and block on
-     * its wake-up for up to ns (true: woken by an event). NULL: no thread. */
-    int (*poll)(void *arg);
-    bool (*wait_event)(void *arg, long ns);
-    const char *(*wait_name)(void *arg);   /* what wait_event blocks on, for the log */
+     * its wake-up for up to ns (true: woken by an event); wait_name: what
+     * that is, for the log. NULL: no thread. */
+    int (*poll)(void);
+    bool (*wait_event)(long ns);
+    const char *(*wait_name)(void);
     /* one line at a verbosity level (NULL: silent) */
     void (*log)(void *arg, int level, const char *msg);
 } braid_engine_hooks_t;

@@ -206,3 +206,13 @@ int braid_view_reduce_scatter(braid_subcomm_t *v, braid_algo_fn_t fn, const brai
     if (NULL != a->rcounts) va.rcounts = vcounts;
     return fn(&v->comm, &va);
 }
+
+uint64_t braid_topo_node_key(const char *name)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (const char *p = name ? name : ""; *p; p++) {
+        h ^= (unsigned char)*p;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}

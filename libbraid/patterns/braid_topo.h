@@ -38,6 +38,9 @@ typedef struct braid_topo {
 /* node_keys[r]: any value naming rank r's node (equal = same node).
  * Returns BRAID_OK or BRAID_ERR_NOMEM / BRAID_ERR_ARG. */
 int braid_topo_init(braid_topo_t *t, int size, const uint64_t *node_keys);
+/* A node's key from its name (FNV-1a): equal names give equal keys; a
+ * collision only merges two nodes in the grouping (slower, never wrong). */
+uint64_t braid_topo_node_key(const char *name);
 void braid_topo_fini(braid_topo_t *t);
 
 /* `order` is 0, 1, ..., size-1: the ranks are already grouped by node */
