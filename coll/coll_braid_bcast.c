@@ -11,21 +11,20 @@
  */
 #include "coll_braid.h"
 
-/* a datatype that is not contiguous: packed, run, unpacked */
+/* a datatype that is not contiguous: packed, run, unpacked (a device
+ * buffer through a host copy of it) */
 static int bcast_packed(mca_coll_braid_module_t *m, braid_call_t *call, void *buf, int count,
-                        MPI_Datatype dtype, bool dev)
+                        MPI_Datatype dtype)
 {
     size_t bytes = call->bytes;
     bool is_root = m->bcomm.rank == call->args.root;
-    void *shadow = NULL, *ubuf = buf;
-    if (dev && NULL == (ubuf = mca_coll_braid_shadow_buffer(buf, (size_t)count, dtype, &shadow))) {
-        mca_coll_braid_shadow_finish(shadow, false);
-        return MPI_ERR_NO_MEM;
-    }
+    const void *none = NULL;
+    mca_coll_braid_host_copies_t *hc;
+    int rc = mca_coll_braid_host_copies_open(&hc, &none, 0, dtype, &buf, (size_t)count, dtype, true);
     char *packed = braid_scratch_get(call->args.scratch, BRAID_SCRATCH_GLUE_IN, bytes);
-    int rc = NULL == packed ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    if (MPI_SUCCESS == rc && NULL == packed) rc = MPI_ERR_NO_MEM;
     if (MPI_SUCCESS == rc && is_root &&
-        OMPI_SUCCESS != mca_coll_braid_pack(ubuf, (size_t)count, dtype, packed, bytes))
+        OMPI_SUCCESS != mca_coll_braid_pack(buf, (size_t)count, dtype, packed, bytes))
         rc = MPI_ERR_INTERN;
     if (MPI_SUCCESS == rc) {
         braid_call_buffers(call, BRAID_DEVPIPE_BCAST, is_root ? packed : NULL, false,
@@ -33,12 +32,9 @@ static int bcast_packed(mca_coll_braid_module_t *m, braid_call_t *call, void *bu
         rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, call));
     }
     if (MPI_SUCCESS == rc && !is_root &&
-        OMPI_SUCCESS != mca_coll_braid_unpack(ubuf, (size_t)count, dtype, packed, bytes))
+        OMPI_SUCCESS != mca_coll_braid_unpack(buf, (size_t)count, dtype, packed, bytes))
         rc = MPI_ERR_INTERN;
-    if (BRAID_OK != mca_coll_braid_shadow_finish(shadow, MPI_SUCCESS == rc && !is_root) &&
-        MPI_SUCCESS == rc)
-        rc = MPI_ERR_OTHER;
-    return rc;
+    return mca_coll_braid_host_copies_close(hc, rc);
 }
 
 static int bcast(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, void *buf, int count,
@@ -51,9 +47,9 @@ static int bcast(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, void *
     call.args.count = bytes;
     call.args.esize = 1;
     call.args.root = root;
-    bool dev = mca_coll_braid_is_device(buf);
     if (!mca_coll_braid_is_contiguous(dtype, (size_t)count))
-        return bcast_packed(m, &call, buf, count, dtype, dev);
+        return bcast_packed(m, &call, buf, count, dtype);
+    bool dev = mca_coll_braid_is_device(buf);
     bool is_root = m->bcomm.rank == root;
     char *base = mca_coll_braid_contig_base(buf, dtype);
     const braid_algorithm_t *alg = braid_algorithm(BRAID_COLL_BCAST, call.choice.alg);

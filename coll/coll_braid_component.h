@@ -81,6 +81,11 @@ void mca_coll_braid_conf_refresh(void);
 /* the request engine of the process (coll_braid_request.c) */
 extern braid_engine_t mca_coll_braid_engine;
 
+/* registration (coll_braid_params.c); an invalid value leaves params_valid
+ * false and the message here */
+int mca_coll_braid_register(void);
+extern char mca_coll_braid_invalid_message[1024];
+
 int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *comm, int *priority);
 

@@ -28,23 +28,11 @@
 
 static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
 
-/* Per-communicator device state: a CUDA session and the staging slots. */
-typedef struct cuda_state {
-#ifdef BRAID_HAVE_CUDA
-    braid_cuda_session_t *session;
-#endif
-    braid_devpipe_t pipe;
-} cuda_state_t;
-
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m)
 {
-    cuda_state_t *st = m->cuda;
-    if (NULL == st) return;
-    braid_devpipe_release(&st->pipe);   /* before the session its ops use */
 #ifdef BRAID_HAVE_CUDA
-    braid_cuda_session_destroy(st->session);
+    braid_cuda_stage_release(m->cuda);
 #endif
-    free(st);
     m->cuda = NULL;
 }
 
@@ -89,40 +77,18 @@ bool mca_coll_braid_is_device(const void *p)
 /* ------------------------------------------------------------------ */
 
 #ifdef BRAID_HAVE_CUDA
-static cuda_state_t *state_of(mca_coll_braid_module_t *m)
-{
-    if (NULL == m->cuda) {
-        cuda_state_t *st = calloc(1, sizeof(*st));
-        if (NULL == st) return NULL;
-        st->session = braid_cuda_session_create();
-        if (NULL == st->session) {
-            free(st);
-            return NULL;
-        }
-        m->cuda = st;
-    }
-    return m->cuda;
-}
-
 /* Device buffers: stage through pinned slots on this rank's device. With no
  * device to copy with, still take part with placeholder host memory, so
  * that the other ranks' messages are matched, then report the error. */
 static int run_device(mca_coll_braid_module_t *m, braid_coll_t coll, braid_devpipe_job_t *job)
 {
-    cuda_state_t *st = state_of(m);
-    braid_device_t dev;
-    int rc = NULL == st ? BRAID_ERR_NOMEM
-                        : braid_cuda_session_begin(st->session, job->in_dev ? job->in : job->out,
-                                                   &dev);
-    if (BRAID_OK == rc) {
-        if (cmp()->verbose >= 20)
-            opal_output(0, "braid: cuda: %s on rank %d: device in=%d out=%d, %zu-element segments "
-                        "staged through pinned host memory", braid_coll_name(coll), m->bcomm.rank,
-                        (int)job->in_dev, (int)job->out_dev, job->seg_count);
-        rc = braid_devpipe_run(&st->pipe, &dev, job);
-        braid_cuda_session_end(st->session);
-        return rc;
-    }
+    bool ran;
+    if (cmp()->verbose >= 20)
+        opal_output(0, "braid: cuda: %s on rank %d: device in=%d out=%d, %zu-element segments "
+                    "staged through pinned host memory", braid_coll_name(coll), m->bcomm.rank,
+                    (int)job->in_dev, (int)job->out_dev, job->seg_count);
+    int rc = braid_cuda_stage_run((braid_cuda_stage_t **)&m->cuda, job, &ran);
+    if (ran) return rc;
     void *tmp = braid_scratch_get(&m->site.scratch, BRAID_SCRATCH_GLUE_OUT,
                                   job->tmpl.count * job->tmpl.esize + 1);
     if (NULL == tmp) return rc;
@@ -244,24 +210,5 @@ int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc)
     if (BRAID_OK != shadow_close(&hc->recv, MPI_SUCCESS == rc) && MPI_SUCCESS == rc)
         rc = MPI_ERR_OTHER;
     free(hc);
-    return rc;
-}
-
-/* Device-aware bcast of a datatype that is not contiguous: the packed
- * bytes are read from / written to a host shadow of the user's buffer. */
-void *mca_coll_braid_shadow_buffer(void *buf, size_t count, MPI_Datatype dtype, void **handle)
-{
-    shadow_t *s = calloc(1, sizeof(*s));
-    *handle = s;
-    if (NULL == s) return NULL;
-    return shadow_open(s, buf, count, dtype, true);
-}
-
-int mca_coll_braid_shadow_finish(void *handle, bool copy_back)
-{
-    shadow_t *s = handle;
-    if (NULL == s) return BRAID_OK;
-    int rc = shadow_close(s, copy_back);
-    free(s);
     return rc;
 }

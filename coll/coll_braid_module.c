@@ -57,70 +57,58 @@ OBJ_CLASS_INSTANCE(mca_coll_braid_module_t, mca_coll_base_module_t,
 
 static void idle_progress(void) { opal_progress(); }
 
-/* Start UCX and exchange worker addresses over the previous module's
- * allreduce/allgather. Every rank learns whether every rank succeeded, so
- * the outcome is the same everywhere. */
+/* the out-of-band exchange: the previous module's collectives on WORLD */
+static int oob_max(void *arg, const long *in, long *out, int n)
+{
+    mca_coll_braid_module_t *m = arg;
+    return m->prev.coll_allreduce(in, out, n, MPI_LONG, MPI_MAX, m->comm,
+                                  m->prev.coll_allreduce_module);
+}
+
+static int oob_gather(void *arg, const void *mine, void *all, size_t bytes)
+{
+    mca_coll_braid_module_t *m = arg;
+    return m->prev.coll_allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, m->comm,
+                                  m->prev.coll_allgather_module);
+}
+
+/* Start UCX and exchange worker addresses and node keys
+ * (coll_braid_test_nodes=N puts process r on node r % N, for tests; else
+ * the node name's hash). Every rank learns whether every rank succeeded,
+ * and whether any can load the CUDA driver (device-buffer segmentation),
+ * so the outcome is the same everywhere. */
 static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *comm)
 {
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
     int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    /* the progress thread resumes fibers while the application's thread
-     * runs collectives: the worker is shared by two threads */
-    bool mt = c->thread_multiple || ompi_mpi_thread_multiple || c->progress_thread;
     braid_ucx_config_t cfg = {
         .idle_progress = idle_progress,
         /* with threads, the transport also yields while other threads of
          * this process wait (braid_ucx.c, yield_now) */
         .yield_when_idle = opal_progress_yield_when_idle,
-        .thread_multiple = mt,
+        /* the progress thread resumes fibers while the application's
+         * thread runs collectives: the worker is shared by two threads */
+        .thread_multiple = c->thread_multiple || ompi_mpi_thread_multiple || c->progress_thread,
         .serialize = 0 != c->thread_serialize,
         .wakeup = 0 != c->progress_thread,
         .log = mca_coll_braid_log,
     };
-    int ok = (BRAID_OK == braid_ucx_init(&cfg)) ? 1 : 0, all_ok = 0;
-    long len = 0, max_len = 0;
-    if (ok) {
-        const void *addr;
-        size_t alen;
-        braid_ucx_local_address(&addr, &alen);
-        len = (long)alen;
-    }
-    /* agree on success, the largest address and whether any process can
-     * load the CUDA driver (device-buffer segmentation, coll_braid_cuda.c)
-     * in one allreduce */
-    long in[3] = { ok ? 0 : 1, len, mca_coll_braid_cuda_probe() ? 1 : 0 }, out[3] = { 0, 0, 0 };
-    int rc = m->prev.coll_allreduce(in, out, 3, MPI_LONG, MPI_MAX, comm, m->prev.coll_allreduce_module);
-    if (OMPI_SUCCESS != rc) return rc;
-    all_ok = (0 == out[0]);
-    max_len = out[1];
-    c->cuda_job = 0 != out[2];
-    if (!all_ok) {
+    braid_ucx_oob_t oob = { m, oob_max, oob_gather, P, rank };
+    uint64_t key = c->test_nodes > 0 ? (uint64_t)(rank % c->test_nodes)
+                                     : braid_topo_node_key(opal_process_info.nodename);
+    bool failed_here;
+    int rc = braid_ucx_bootstrap(&cfg, &oob, key, mca_coll_braid_cuda_probe(), &c->cuda_job,
+                                 &failed_here, &c->node_key);
+    if (BRAID_ERR_TRANSPORT == rc) {
         if (0 == rank)
             opal_output(0, "braid: WARNING: UCX could not start on %s; braid is disabled and "
                         "the other coll components run every collective "
                         "(coll_braid_verbose=1 shows why)",
-                        ok ? "some processes" : "this node");
-        braid_ucx_finalize();
+                        failed_here ? "this node" : "some processes");
         c->disabled = true;
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    /* every process's worker address and node key: coll_braid_test_nodes=N
-     * puts process r on node r % N (tests), else the node name's hash */
-    size_t stride = braid_ucx_record_stride((size_t)max_len);
-    char *mine = calloc(1, stride), *all = calloc((size_t)P, stride);
-    c->node_key = calloc((size_t)P, sizeof(uint64_t));
-    rc = OMPI_ERR_OUT_OF_RESOURCE;
-    if (NULL != mine && NULL != all && NULL != c->node_key) {
-        braid_ucx_record(mine, c->test_nodes > 0 ? (uint64_t)(rank % c->test_nodes)
-                                                 : braid_topo_node_key(opal_process_info.nodename));
-        rc = m->prev.coll_allgather(mine, (int)stride, MPI_BYTE, all, (int)stride, MPI_BYTE, comm,
-                                    m->prev.coll_allgather_module);
-    }
-    if (OMPI_SUCCESS == rc)
-        rc = BRAID_OK == braid_ucx_records_install(P, all, stride, rank, c->node_key)
-                 ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
-    free(mine);
-    free(all);
+    if (rc < 0) rc = OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; OMPI_SUCCESS == rc && i < P; i++)
         if (c->node_key[i] != c->node_key[0]) c->multi_node = true;
     if (OMPI_SUCCESS == rc) {

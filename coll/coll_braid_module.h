@@ -149,8 +149,6 @@ int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc, const voi
                                     size_t scount, MPI_Datatype sdtype, void **rbuf,
                                     size_t rcount, MPI_Datatype rdtype, bool rfill);
 int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc);
-void *mca_coll_braid_shadow_buffer(void *buf, size_t count, MPI_Datatype dtype, void **handle);
-int mca_coll_braid_shadow_finish(void *handle, bool copy_back);
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 
 /* topology (coll_braid_topo.c) */

@@ -1,36 +1,19 @@
 /*
  * coll_braid_request.c - nonblocking (MPI_Iallreduce, ...) and persistent
  * (MPI_Allreduce_init, ...; MPIX_ on Open MPI 4.1) collectives as Open MPI
- * requests on braid's request engine (braid_task.h).
+ * requests on braid's request engine (libbraid/engines/braid_task.h;
+ * docs/NBC.md).
  *
- * A request runs its family's blocking path (coll_braid_<family>.c) on a
- * fiber, with itself passed down in the call. The fiber starts on the
- * poster's thread and runs until its first wait that is not done; the
- * request then joins the engine's outstanding list, and progress
- * (opal_progress: MPI_Wait/Test, any MPI call, braid's own blocking waits)
- * resumes it until it returns; the engine's complete hook then copies
- * device results back and completes the MPI request.
- *
- * The request is Open MPI's nbc request type (MPI_Ixxx retains a user op
- * and derived datatypes on it after this returns), from the engine's pool:
- * its fiber, scratch and workspace are kept across uses, so a call in
- * steady state allocates nothing.
- *
- * Sequence numbers: a nonblocking call takes the communicator's next one
- * when it is dispatched in its post (the order of calls is the same on
- * every rank); a persistent request takes one of its own at init, from the
- * other half of the field (braid_tag.h), and every start uses it. Ranks may
- * start different persistent requests in different orders, so a persistent
- * request never uses the communicator's shm cells, which number calls in
- * call order: it takes a channel of its own at init (coll_braid_shm.c).
- *
- * Handing on: the family's decision to hand the call to the previous
- * module falls in the fiber's first run (before any message, the same on
- * every rank). A nonblocking call is then given to the previous module's
- * nonblocking function and its request returned instead of braid's; a
- * persistent start, or a call on host copies of device buffers, runs the
- * previous module's nonblocking function as an inner request that
- * completes braid's.
+ * A request runs its family's blocking path on a fiber, with itself
+ * passed down in the call; progress is opal_progress (braid's hook). The
+ * request is Open MPI's nbc request type (MPI_Ixxx retains a user op and
+ * derived datatypes on it), from the engine's pool: a call in steady state
+ * allocates nothing. A persistent request takes its tag number and its shm
+ * channel at init (ranks may start persistent requests in different
+ * orders). A hand-on falls in the fiber's first run: a nonblocking call on
+ * the user's buffers then returns the previous module's request; a
+ * persistent start or a call on host copies of device buffers runs the
+ * previous module's nonblocking function as an inner request.
  */
 #include "coll_braid.h"
 

@@ -646,3 +646,41 @@ void braid_cuda_free(void *p)
     cu.cuMemFree((bc_deviceptr_t)(uintptr_t)p);
     without_context(pushed);
 }
+
+/* ------------------------------------------------------------------ */
+/* staging                                                             */
+/* ------------------------------------------------------------------ */
+
+struct braid_cuda_stage {
+    braid_cuda_session_t *session;
+    braid_devpipe_t pipe;
+};
+
+int braid_cuda_stage_run(braid_cuda_stage_t **stp, braid_devpipe_job_t *job, bool *ran)
+{
+    braid_cuda_stage_t *st = *stp;
+    *ran = false;
+    if (NULL == st) {
+        if (NULL == (st = calloc(1, sizeof(*st)))) return BRAID_ERR_NOMEM;
+        if (NULL == (st->session = braid_cuda_session_create())) {
+            free(st);
+            return BRAID_ERR_NOMEM;
+        }
+        *stp = st;
+    }
+    braid_device_t dev;
+    int rc = braid_cuda_session_begin(st->session, job->in_dev ? job->in : job->out, &dev);
+    if (BRAID_OK != rc) return rc;
+    *ran = true;
+    rc = braid_devpipe_run(&st->pipe, &dev, job);
+    braid_cuda_session_end(st->session);
+    return rc;
+}
+
+void braid_cuda_stage_release(braid_cuda_stage_t *st)
+{
+    if (NULL == st) return;
+    braid_devpipe_release(&st->pipe);   /* before the session its ops use */
+    braid_cuda_session_destroy(st->session);
+    free(st);
+}

@@ -68,6 +68,15 @@ void braid_cuda_session_destroy(braid_cuda_session_t *s);
 int braid_cuda_session_begin(braid_cuda_session_t *s, const void *devptr, braid_device_t *dev);
 void braid_cuda_session_end(braid_cuda_session_t *s);
 
+/* A communicator's device staging: a session and the pipeline's slots
+ * (braid_devpipe.h), made on first use. Run job through it on the device
+ * of its device buffer: *ran false when it could not start (no memory, no
+ * session, no device; the error returned, nothing sent: the caller still
+ * takes part), else the pipeline's result. */
+typedef struct braid_cuda_stage braid_cuda_stage_t;
+int braid_cuda_stage_run(braid_cuda_stage_t **st, braid_devpipe_job_t *job, bool *ran);
+void braid_cuda_stage_release(braid_cuda_stage_t *st);
+
 /* Synchronous copies between any two of host and device memory
  * (cuMemcpy: unified addressing picks the direction); the bytes are at dst
  * on return, from pageable host memory too. */

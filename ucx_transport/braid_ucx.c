@@ -253,35 +253,63 @@ int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc)
     return BRAID_OK;
 }
 
-/* a record: 8-byte address length, 8-byte node key, the address */
-size_t braid_ucx_record_stride(size_t max_addr_len) { return 2 * sizeof(uint64_t) + max_addr_len; }
-
-void braid_ucx_record(void *rec, uint64_t node_key)
+/* A record of the exchange: 8-byte address length, 8-byte node key, the
+ * address; every record `stride` bytes. */
+static void record_pack(char *rec, uint64_t node_key)
 {
     const void *addr;
     size_t alen;
     braid_ucx_local_address(&addr, &alen);
     uint64_t l64 = alen;
     memcpy(rec, &l64, sizeof(l64));
-    memcpy((char *)rec + sizeof(l64), &node_key, sizeof(node_key));
-    memcpy((char *)rec + 2 * sizeof(l64), addr, alen);
+    memcpy(rec + sizeof(l64), &node_key, sizeof(node_key));
+    memcpy(rec + 2 * sizeof(l64), addr, alen);
 }
 
-int braid_ucx_records_install(int nprocs, const void *all, size_t stride, int my_proc,
-                              uint64_t *node_keys)
+static int records_install(int nprocs, const char *all, size_t stride, int me, uint64_t *keys)
 {
     size_t *lens = calloc((size_t)nprocs, sizeof(size_t));
     if (NULL == lens) return BRAID_ERR_NOMEM;
     for (int i = 0; i < nprocs; i++) {
-        const char *rec = (const char *)all + (size_t)i * stride;
         uint64_t l64;
-        memcpy(&l64, rec, sizeof(l64));
+        memcpy(&l64, all + (size_t)i * stride, sizeof(l64));
         lens[i] = (size_t)l64;
-        memcpy(&node_keys[i], rec + sizeof(l64), sizeof(uint64_t));
+        memcpy(&keys[i], all + (size_t)i * stride + sizeof(l64), sizeof(uint64_t));
     }
-    int rc = braid_ucx_set_peers(nprocs, (const char *)all + 2 * sizeof(uint64_t), stride, lens);
+    int rc = braid_ucx_set_peers(nprocs, all + 2 * sizeof(uint64_t), stride, lens);
     free(lens);
-    return BRAID_OK == rc ? braid_ucx_set_nodes(nprocs, node_keys, my_proc) : rc;
+    return BRAID_OK == rc ? braid_ucx_set_nodes(nprocs, keys, me) : rc;
+}
+
+int braid_ucx_bootstrap(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oob,
+                        uint64_t node_key, bool flag, bool *flag_any, bool *failed_here,
+                        uint64_t **node_keys)
+{
+    int P = oob->nprocs;
+    const void *addr = NULL;
+    size_t alen = 0;
+    uint64_t *keys = calloc((size_t)P, sizeof(uint64_t));
+    bool ok = NULL != keys && BRAID_OK == braid_ucx_init(cfg);
+    if (ok) braid_ucx_local_address(&addr, &alen);
+    long in[3] = { ok ? 0 : 1, (long)alen, flag ? 1 : 0 }, out[3] = { 0, 0, 0 };
+    int rc = oob->max_all(oob->arg, in, out, 3);
+    *failed_here = !ok;
+    *flag_any = 0 != out[2];
+    if (0 == rc && 0 != out[0]) rc = BRAID_ERR_TRANSPORT;
+    size_t stride = 2 * sizeof(uint64_t) + (size_t)out[1];
+    char *mine = 0 == rc ? calloc(1, stride) : NULL, *all = 0 == rc ? calloc((size_t)P, stride) : NULL;
+    if (0 == rc && (NULL == mine || NULL == all)) rc = BRAID_ERR_NOMEM;
+    if (0 == rc) {
+        record_pack(mine, node_key);
+        rc = oob->gather_all(oob->arg, mine, all, stride);
+    }
+    if (0 == rc) rc = records_install(P, all, stride, oob->me, keys);
+    free(mine);
+    free(all);
+    if (BRAID_ERR_TRANSPORT == rc) braid_ucx_finalize();
+    if (0 != rc) free(keys);
+    *node_keys = 0 == rc ? keys : NULL;
+    return rc;
 }
 
 static void count_send(int proc, size_t len)

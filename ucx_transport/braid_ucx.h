@@ -74,15 +74,24 @@ int braid_ucx_npeers(void);
  * peer connected) needs my_proc. */
 int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc);
 
-/* The address exchange at start-up, in records of `stride` bytes
- * (braid_ucx_record_stride of the longest address of the job): a
- * process's record holds its worker address and node key. Install every
- * process's (at all + i * stride): the peers and the nodes above, with
- * node_keys (nprocs entries) filled. */
-size_t braid_ucx_record_stride(size_t max_addr_len);
-void braid_ucx_record(void *rec, uint64_t node_key);
-int braid_ucx_records_install(int nprocs, const void *all, size_t stride, int my_proc,
-                              uint64_t *node_keys);
+/* Start-up over an out-of-band exchange among the job's nprocs
+ * processes (the host's collectives: max_all a MAX of n longs, gather_all
+ * an allgather of `bytes` per process; an error of theirs, > 0, is
+ * returned as it is): braid_ucx_init, then one MAX agrees on success
+ * (every process or none), the longest address and the OR of `flag`
+ * (*flag_any); an allgather of records (address, node key) installs the
+ * peers and nodes above, and *node_keys (nprocs entries, the caller's to
+ * free) gets every process's key. BRAID_ERR_TRANSPORT: some process could
+ * not start (*failed_here: this one); UCX is then finalized everywhere. */
+typedef struct braid_ucx_oob {
+    void *arg;
+    int (*max_all)(void *arg, const long *in, long *out, int n);
+    int (*gather_all)(void *arg, const void *mine, void *all, size_t bytes);
+    int nprocs, me;
+} braid_ucx_oob_t;
+int braid_ucx_bootstrap(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oob,
+                        uint64_t node_key, bool flag, bool *flag_any, bool *failed_here,
+                        uint64_t **node_keys);
 
 /* Messages and bytes this process has sent, by whether the peer is on this
  * node (counted from the first send after braid_ucx_set_nodes; before it
