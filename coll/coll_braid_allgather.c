@@ -87,21 +87,21 @@ static int allgather(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, co
 
 static int run(mca_coll_braid_request_t *r)
 {
-    return allgather(r->m, r, r->sbuf, r->scount, r->sdtype, r->rbuf, r->count, r->dtype);
+    return allgather(r->m, r, r->sbuf, r->a.scount, r->a.sdtype, r->rbuf, r->a.count, r->a.dtype);
 }
 
 static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
-    return m->prev.coll_iallgather(r->sbuf, r->scount, r->sdtype, r->rbuf, r->count, r->dtype,
+    return m->prev.coll_iallgather(r->sbuf, r->a.scount, r->a.sdtype, r->rbuf, r->a.count, r->a.dtype,
                                    m->comm, req, m->prev.coll_iallgather_module);
 }
 
 static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill)
 {
-    *sn = r->scount > 0 ? (size_t)r->scount : 0;
-    *rn = (r->count > 0 ? (size_t)r->count : 0) * (size_t)r->m->bcomm.size;
-    *rfill = MPI_IN_PLACE == r->sbuf || !mca_coll_braid_is_contiguous(r->dtype, *rn);
+    *sn = r->a.scount > 0 ? (size_t)r->a.scount : 0;
+    *rn = (r->a.count > 0 ? (size_t)r->a.count : 0) * (size_t)r->m->bcomm.size;
+    *rfill = MPI_IN_PLACE == r->sbuf || !mca_coll_braid_is_contiguous(r->a.dtype, *rn);
 }
 
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHER, run, prev_nonblocking,
@@ -110,12 +110,12 @@ static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHER, run, prev_
 static void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
                  void *rbuf, int rcount, MPI_Datatype rdtype)
 {
-    r->usbuf = sbuf;
-    r->scount = scount;
-    r->sdtype = sdtype;
-    r->urbuf = rbuf;
-    r->count = rcount;
-    r->dtype = rdtype;
+    r->a.usbuf = sbuf;
+    r->a.scount = scount;
+    r->a.sdtype = sdtype;
+    r->a.urbuf = rbuf;
+    r->a.count = rcount;
+    r->a.dtype = rdtype;
 }
 
 static int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,

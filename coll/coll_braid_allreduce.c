@@ -111,29 +111,29 @@ static int reduce_any(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, c
 
 static int run(mca_coll_braid_request_t *r)
 {
-    return reduce_any(r->m, r, r->sbuf, r->rbuf, r->count, r->dtype, r->op, r->root);
+    return reduce_any(r->m, r, r->sbuf, r->rbuf, r->a.count, r->a.dtype, r->a.op, r->a.root);
 }
 
 static int prev_iallreduce(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
-    return m->prev.coll_iallreduce(r->sbuf, r->rbuf, r->count, r->dtype, r->op, m->comm, req,
+    return m->prev.coll_iallreduce(r->sbuf, r->rbuf, r->a.count, r->a.dtype, r->a.op, m->comm, req,
                                    m->prev.coll_iallreduce_module);
 }
 
 static int prev_ireduce(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
-    return m->prev.coll_ireduce(r->sbuf, r->rbuf, r->count, r->dtype, r->op, r->root, m->comm, req,
+    return m->prev.coll_ireduce(r->sbuf, r->rbuf, r->a.count, r->a.dtype, r->a.op, r->a.root, m->comm, req,
                                 m->prev.coll_ireduce_module);
 }
 
 static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill)
 {
-    bool receives = r->root < 0 || r->m->bcomm.rank == r->root;
-    *sn = r->count > 0 ? (size_t)r->count : 0;
+    bool receives = r->a.root < 0 || r->m->bcomm.rank == r->a.root;
+    *sn = r->a.count > 0 ? (size_t)r->a.count : 0;
     *rn = receives ? *sn : 0;
-    *rfill = MPI_IN_PLACE == r->sbuf || !mca_coll_braid_is_contiguous(r->dtype, *rn);
+    *rfill = MPI_IN_PLACE == r->sbuf || !mca_coll_braid_is_contiguous(r->a.dtype, *rn);
 }
 
 static const mca_coll_braid_family_t allreduce_family = { BRAID_COLL_ALLREDUCE, run,
@@ -144,12 +144,12 @@ static const mca_coll_braid_family_t reduce_family = { BRAID_COLL_REDUCE, run, p
 static void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
                  MPI_Datatype dtype, MPI_Op op, int root)
 {
-    r->usbuf = sbuf;
-    r->urbuf = rbuf;
-    r->count = count;
-    r->dtype = dtype;
-    r->op = op;
-    r->root = root;
+    r->a.usbuf = sbuf;
+    r->a.urbuf = rbuf;
+    r->a.count = count;
+    r->a.dtype = dtype;
+    r->a.op = op;
+    r->a.root = root;
 }
 
 /* ------------------------------------------------------------------ */

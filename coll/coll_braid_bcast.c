@@ -71,20 +71,20 @@ fallback:
 
 static int run(mca_coll_braid_request_t *r)
 {
-    return bcast(r->m, r, r->rbuf, r->count, r->dtype, r->root);
+    return bcast(r->m, r, r->rbuf, r->a.count, r->a.dtype, r->a.root);
 }
 
 static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
-    return m->prev.coll_ibcast(r->rbuf, r->count, r->dtype, r->root, m->comm, req,
+    return m->prev.coll_ibcast(r->rbuf, r->a.count, r->a.dtype, r->a.root, m->comm, req,
                                m->prev.coll_ibcast_module);
 }
 
 static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill)
 {
     *sn = 0;
-    *rn = r->count > 0 ? (size_t)r->count : 0;
+    *rn = r->a.count > 0 ? (size_t)r->a.count : 0;
     *rfill = true;
 }
 
@@ -92,10 +92,10 @@ static const mca_coll_braid_family_t family = { BRAID_COLL_BCAST, run, prev_nonb
 
 static void args(mca_coll_braid_request_t *r, void *buf, int count, MPI_Datatype dtype, int root)
 {
-    r->urbuf = buf;
-    r->count = count;
-    r->dtype = dtype;
-    r->root = root;
+    r->a.urbuf = buf;
+    r->a.count = count;
+    r->a.dtype = dtype;
+    r->a.root = root;
 }
 
 static int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,

@@ -43,13 +43,10 @@ mca_coll_braid_component_t mca_coll_braid_component = {
     .params_valid = true,
 };
 
-static void print_table(const braid_table_t *t)
+static void say_line(void *arg, const char *text)
 {
-    char line[BRAID_TABLE_LINE_MAX];
-    for (size_t i = 0; i < braid_table_nlines(t); i++) {
-        braid_table_line(t, i, line, sizeof(line));
-        opal_output(0, "braid:   %s", line);
-    }
+    (void)arg;
+    opal_output(0, "braid: %s", text);
 }
 
 /* Load the rules file named by coll_braid_rules_file. A broken file is
@@ -58,30 +55,14 @@ static void load_rules(void)
 {
     mca_coll_braid_component_t *c = &mca_coll_braid_component;
     bool speaker = 0 == OMPI_PROC_MY_NAME->vpid;
+    char err[512];
     c->rules = NULL;
-    if (NULL != c->rules_file && '\0' != c->rules_file[0]) {
-        char err[512];
-        braid_table_t *t = calloc(1, sizeof(*t));
-        if (NULL != t && 0 == braid_rules_parse_file(c->rules_file, t, err, sizeof(err))) {
-            c->rules = t;
-        } else {
-            if (speaker)
-                opal_output(0, "braid: WARNING: ignoring rules file (coll_braid_rules_file): %s; "
-                            "using the built-in selection table", t ? err : "out of memory");
-            if (t) braid_table_free(t);
-            free(t);
-        }
-    }
-    if (speaker && c->verbose >= 10) {
-        opal_output(0, "braid: effective selection table (forced algorithms, then %s, then built-in):",
-                    c->rules ? c->rules_file : "no rules file");
-        for (int coll = 0; coll < BRAID_COLL_N; coll++)
-            if (BRAID_ALG_AUTO != c->forced_algorithm[coll])
-                opal_output(0, "braid:   forced %s = %s", braid_coll_name((braid_coll_t)coll),
-                            braid_alg_name((braid_coll_t)coll, c->forced_algorithm[coll]));
-        if (c->rules) print_table(c->rules);
-        print_table(braid_table_builtin());
-    }
+    if (NULL != c->rules_file && '\0' != c->rules_file[0] &&
+        NULL == (c->rules = braid_rules_load(c->rules_file, err, sizeof(err))) && speaker)
+        opal_output(0, "braid: WARNING: ignoring rules file (coll_braid_rules_file): %s; using "
+                    "the built-in selection table", err);
+    if (speaker && c->verbose >= 10)
+        braid_select_describe(c->forced_algorithm, c->rules, c->rules_file, say_line, NULL);
 }
 
 static int braid_open(void)
@@ -107,11 +88,8 @@ static int braid_close(void)
     c->transport_ready = false;
     free(c->node_key);
     c->node_key = NULL;
-    if (NULL != c->rules) {
-        braid_table_free(c->rules);
-        free(c->rules);
-        c->rules = NULL;
-    }
+    braid_table_destroy(c->rules);
+    c->rules = NULL;
     if (c->output >= 0) opal_output_close(c->output);
     c->output = -1;
     return OMPI_SUCCESS;

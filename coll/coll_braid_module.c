@@ -244,6 +244,42 @@ static void warm_up(mca_coll_braid_module_t *m, bool connected)
                             "failed (braid code %d)", m->comm->c_name, rc);
 }
 
+/* A communicator's grouping of its ranks by node (the dispatch's site,
+ * braid_dispatch.h), from every process's node key (exchanged at
+ * bootstrap): the algorithms run in node order when coll_braid_topo_aware=1
+ * and the nodes interleave (rings then cross between nodes once per node),
+ * in rank order otherwise. In a job on one node every communicator is one
+ * group in rank order, built only if the hierarchical allreduce asks for
+ * it, so creating a communicator does not pay for it. A grouping only
+ * changes which messages cross nodes, never a result, and every rank
+ * builds it from the same exchanged table. */
+static int topo_setup(mca_coll_braid_module_t *m)
+{
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    braid_site_t *s = &m->site;
+    int P = m->bcomm.size;
+    if (!c->multi_node) {
+        /* one node: one group, rank order; the grouping itself is made if
+         * the hierarchical allreduce asks for it (braid_site_hier_views) */
+        if (0 == m->bcomm.rank)
+            opal_output_verbose(10, c->output, "braid: %s: %d ranks on 1 node(s); algorithms run "
+                                "in rank order", m->comm->c_name, P);
+        return OMPI_SUCCESS;
+    }
+    const int *proc_index = braid_ucx_comm_procs(m->tcomm);
+    uint64_t *keys = malloc((size_t)P * sizeof(uint64_t));
+    if (NULL == keys) return OMPI_ERR_OUT_OF_RESOURCE;
+    for (int i = 0; i < P; i++) keys[i] = c->node_key ? c->node_key[proc_index[i]] : 0;
+    int rc = braid_site_topo(s, keys, 0 != c->topo_aware);
+    free(keys);
+    if (BRAID_OK != rc) return OMPI_ERR_OUT_OF_RESOURCE;
+    if (0 == m->bcomm.rank)
+        opal_output_verbose(10, c->output, "braid: %s: %d ranks on %d node(s); algorithms run in %s",
+                            m->comm->c_name, P, s->topo.nnodes,
+                            s->topo_ordered ? "node order (coll_braid_topo_aware)" : "rank order");
+    return OMPI_SUCCESS;
+}
+
 /* the dispatch's hooks (braid_dispatch.h); arg: the module */
 static uint32_t site_begin(void *arg)
 {
@@ -309,7 +345,7 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     hooks.arg = m;
     braid_site_init(&m->site, &m->bcomm, &mca_coll_braid_site_conf, &hooks);
     m->site.name = comm->c_name;
-    int rc = mca_coll_braid_topo_setup(m);
+    int rc = topo_setup(m);
     if (OMPI_SUCCESS != rc) return rc;
     /* Wire the endpoints up now rather than in the first collective, where
      * the first message to each peer would pay for ucp_ep_create (a few

@@ -151,10 +151,6 @@ int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc, const voi
 int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc);
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 
-/* topology (coll_braid_topo.c) */
-/* m's grouping by node, from its transport's rank -> process map */
-int mca_coll_braid_topo_setup(mca_coll_braid_module_t *m);
-
 /* shared-memory tier (coll_braid_shm.c) */
 /* count a call; at the coll_braid_shm_after-th set the segment up (a
  * collective over the communicator: every rank calls it at the same call) */

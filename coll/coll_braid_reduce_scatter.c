@@ -86,16 +86,16 @@ static int reduce_scatter(mca_coll_braid_module_t *m, mca_coll_braid_request_t *
 
 static int run(mca_coll_braid_request_t *r)
 {
-    return reduce_scatter(r->m, r, r->sbuf, r->rbuf, r->count, r->rcounts, r->dtype, r->op);
+    return reduce_scatter(r->m, r, r->sbuf, r->rbuf, r->a.count, r->a.rcounts, r->a.dtype, r->a.op);
 }
 
 static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
-    if (NULL != r->rcounts)
-        return m->prev.coll_ireduce_scatter(r->sbuf, r->rbuf, r->rcounts, r->dtype, r->op, m->comm,
+    if (NULL != r->a.rcounts)
+        return m->prev.coll_ireduce_scatter(r->sbuf, r->rbuf, r->a.rcounts, r->a.dtype, r->a.op, m->comm,
                                             req, m->prev.coll_ireduce_scatter_module);
-    return m->prev.coll_ireduce_scatter_block(r->sbuf, r->rbuf, r->count, r->dtype, r->op,
+    return m->prev.coll_ireduce_scatter_block(r->sbuf, r->rbuf, r->a.count, r->a.dtype, r->a.op,
                                               m->comm, req,
                                               m->prev.coll_ireduce_scatter_block_module);
 }
@@ -103,15 +103,15 @@ static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
 static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill)
 {
     int P = r->m->bcomm.size, me = r->m->bcomm.rank;
-    size_t n = r->count > 0 ? (size_t)r->count : 0, total = n * (size_t)P, mine = n;
-    if (NULL != r->rcounts) {
+    size_t n = r->a.count > 0 ? (size_t)r->a.count : 0, total = n * (size_t)P, mine = n;
+    if (NULL != r->a.rcounts) {
         total = 0;
-        for (int i = 0; i < P; i++) total += r->rcounts[i] > 0 ? (size_t)r->rcounts[i] : 0;
-        mine = r->rcounts[me] > 0 ? (size_t)r->rcounts[me] : 0;
+        for (int i = 0; i < P; i++) total += r->a.rcounts[i] > 0 ? (size_t)r->a.rcounts[i] : 0;
+        mine = r->a.rcounts[me] > 0 ? (size_t)r->a.rcounts[me] : 0;
     }
     *sn = total;
     *rn = MPI_IN_PLACE == r->sbuf ? total : mine;
-    *rfill = MPI_IN_PLACE == r->sbuf || !mca_coll_braid_is_contiguous(r->dtype, *rn);
+    *rfill = MPI_IN_PLACE == r->sbuf || !mca_coll_braid_is_contiguous(r->a.dtype, *rn);
 }
 
 static const mca_coll_braid_family_t family = { BRAID_COLL_REDUCE_SCATTER, run, prev_nonblocking,
@@ -120,12 +120,12 @@ static const mca_coll_braid_family_t family = { BRAID_COLL_REDUCE_SCATTER, run, 
 static void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
                  const int *rcounts, MPI_Datatype dtype, MPI_Op op)
 {
-    r->usbuf = sbuf;
-    r->urbuf = rbuf;
-    r->count = count;
-    r->rcounts = rcounts;
-    r->dtype = dtype;
-    r->op = op;
+    r->a.usbuf = sbuf;
+    r->a.urbuf = rbuf;
+    r->a.count = count;
+    r->a.rcounts = rcounts;
+    r->a.dtype = dtype;
+    r->a.op = op;
 }
 
 /* ------------------------------------------------------------------ */

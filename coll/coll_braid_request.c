@@ -66,13 +66,8 @@ mca_coll_braid_request_t *mca_coll_braid_request_new(mca_coll_braid_module_t *m,
     braid_task_prepare(&r->core, kind, cmp()->inject_alloc_failure);
     r->m = m;
     r->family = f;
-    r->usbuf = r->sbuf = NULL;
-    r->urbuf = r->rbuf = NULL;
-    r->count = r->scount = 0;
-    r->sdtype = r->dtype = MPI_DATATYPE_NULL;
-    r->op = MPI_OP_NULL;
-    r->root = 0;
-    r->rcounts = NULL;
+    memset(&r->a, 0, sizeof(r->a));
+    r->sbuf = r->rbuf = NULL;
     r->inner = NULL;
     r->hc = NULL;
     r->op_bound = false;
@@ -148,8 +143,8 @@ static int run_job(void *arg)
 
 static bool on_device(const mca_coll_braid_request_t *r)
 {
-    return (MPI_IN_PLACE != r->usbuf && NULL != r->usbuf && mca_coll_braid_is_device(r->usbuf)) ||
-           (NULL != r->urbuf && mca_coll_braid_is_device(r->urbuf));
+    return (MPI_IN_PLACE != r->a.usbuf && NULL != r->a.usbuf && mca_coll_braid_is_device(r->a.usbuf)) ||
+           (NULL != r->a.urbuf && mca_coll_braid_is_device(r->a.urbuf));
 }
 
 /* The host copies a request on device buffers runs on (whole,
@@ -161,9 +156,9 @@ static int open_host_copies(mca_coll_braid_request_t *r)
     bool rfill = false;
     const void *none = NULL, **sp = MPI_IN_PLACE == r->sbuf || NULL == r->sbuf ? &none : &r->sbuf;
     r->family->copies(r, &sn, &rn, &rfill);
-    MPI_Datatype st = MPI_DATATYPE_NULL != r->sdtype ? r->sdtype : r->dtype;
+    MPI_Datatype st = NULL != r->a.sdtype ? r->a.sdtype : r->a.dtype;
     return mca_coll_braid_host_copies_open(&r->hc, sp, sn, st, 0 == rn ? NULL : &r->rbuf, rn,
-                                           r->dtype, rfill);
+                                           r->a.dtype, rfill);
 }
 
 static int close_copies(mca_coll_braid_request_t *r, int rc)
@@ -184,8 +179,8 @@ static int post(mca_coll_braid_request_t *r, ompi_request_t **prev_req)
     req->req_status.MPI_ERROR = MPI_SUCCESS;
     req->req_status._cancelled = 0;
     r->inner = NULL;
-    r->sbuf = r->usbuf;
-    r->rbuf = r->urbuf;
+    r->sbuf = r->a.usbuf;
+    r->rbuf = r->a.urbuf;
     int rc = on_device(r) ? open_host_copies(r) : MPI_SUCCESS;
     if (MPI_SUCCESS != rc) return close_copies(r, rc);
     rc = braid_task_post(&r->core, run_job, r);

@@ -48,15 +48,16 @@ struct mca_coll_braid_request {
     braid_task_t core;               /* the engine's part */
     mca_coll_braid_module_t *m;
     const mca_coll_braid_family_t *family;
-    /* the call's arguments, as MPI gave them */
-    const void *usbuf;
-    void *urbuf;
-    int count;                      /* allgather: the receive count */
-    int scount;
-    MPI_Datatype sdtype, dtype;     /* dtype: the receive / reduce datatype */
-    MPI_Op op;
-    int root;
-    const int *rcounts;             /* MPI_Ireduce_scatter: the caller's array */
+    struct {                        /* the call's arguments, as MPI gave them (0: none) */
+        const void *usbuf;
+        void *urbuf;
+        int count;                  /* allgather: the receive count */
+        int scount;
+        MPI_Datatype sdtype, dtype; /* dtype: the receive / reduce datatype */
+        MPI_Op op;
+        int root;
+        const int *rcounts;         /* MPI_Ireduce_scatter: the caller's array */
+    } a;
     /* the run: on the user's buffers, or on their host copies */
     const void *sbuf;
     void *rbuf;

@@ -497,3 +497,22 @@ void braid_table_free(braid_table_t *t)
     free(t->source);
     memset(t, 0, sizeof *t);
 }
+
+braid_table_t *braid_rules_load(const char *path, char *err, size_t errlen)
+{
+    braid_table_t *t = calloc(1, sizeof(*t));
+    if (NULL == t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (0 == braid_rules_parse_file(path, t, err, errlen)) return t;
+    braid_table_destroy(t);
+    return NULL;
+}
+
+void braid_table_destroy(braid_table_t *t)
+{
+    if (NULL == t) return;
+    braid_table_free(t);
+    free(t);
+}

@@ -107,6 +107,16 @@ void braid_table_print(const braid_table_t *t, FILE *out);
 #define BRAID_TABLE_LINE_MAX 8192
 size_t braid_table_nlines(const braid_table_t *t);
 void braid_table_line(const braid_table_t *t, size_t i, char *buf, size_t len);
+/* The selection in effect, line by line to line(arg, text): the forced
+ * algorithms (forced[coll], BRAID_ALG_AUTO: none), then the rules file's
+ * table (NULL: none; source names it), then the built-in table. */
+void braid_select_describe(const int *forced, const braid_table_t *rules, const char *source,
+                           void (*line)(void *arg, const char *text), void *arg);
+
+/* A rules file parsed into a table of its own (free with
+ * braid_table_destroy), or NULL with a one-line message in err. */
+braid_table_t *braid_rules_load(const char *path, char *err, size_t errlen);
+void braid_table_destroy(braid_table_t *t);
 
 /* Format a size as the rules file writes it: "inf" for SIZE_MAX, else the
  * largest exact K/M/G unit ("64K", "1536", "3M"). */
