@@ -328,7 +328,7 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     /* What a communicator costs (comm_cycle.sh measures it against tuned):
      * the module, the transport state with its rank -> process map (one
      * allocation), the node grouping only in a job that spans nodes
-     * (coll_braid_topo.c), and no endpoint once every peer process has
+     * (topo_setup above), and no endpoint once every peer process has
      * one. MPI_Reduce_scatter's counts and the scratch buffers come with
      * the first call that needs them. */
     int P = ompi_comm_size(comm);

@@ -244,9 +244,10 @@ static int request_start(size_t n, ompi_request_t **reqs)
 
 /* the window's OR over the ranks, by the previous module's allreduce (an
  * init is a collective call, on the application's thread) */
-static int or_all(void *arg, const uint64_t mine[2], uint64_t all[2])
+static int or_all(void *arg, unsigned window, const uint64_t mine[2], uint64_t all[2])
 {
     mca_coll_braid_module_t *m = arg;
+    (void)window;
     return m->prev.coll_allreduce(mine, all, 2, MPI_UINT64_T, MPI_BOR, m->comm,
                                   m->prev.coll_allreduce_module);
 }

@@ -147,7 +147,7 @@ typedef struct braid_params {
 
 struct braid_hier;
 
-/* (mca_coll_braid_call_init sets every field one by one: a new field is
+/* (braid_call_init, braid_dispatch.c, sets every field one by one: a new field is
  * set there too) */
 typedef struct braid_coll_args {
     const void *sbuf;     /* NULL means in place: the input is in rbuf */

@@ -55,7 +55,8 @@ bool braid_numbers_held(const braid_numbers_t *s, unsigned number)
 }
 
 int braid_numbers_agree(braid_numbers_t *s, unsigned size,
-                        int (*or_all)(void *arg, const uint64_t mine[2], uint64_t all[2]),
+                        int (*or_all)(void *arg, unsigned window, const uint64_t mine[2],
+                                      uint64_t all[2]),
                         void *arg, unsigned *number)
 {
     bool ok = NULL != s->held || BRAID_OK == braid_numbers_init(s, size);
@@ -64,7 +65,7 @@ int braid_numbers_agree(braid_numbers_t *s, unsigned size,
     for (unsigned i = 0; i < nw; i++) {
         unsigned w = (w0 + i) % nw;
         uint64_t mine[2] = { ok ? braid_numbers_window(s, w) : ~(uint64_t)0, ok ? 0 : 1 }, all[2];
-        int rc = or_all(arg, mine, all);
+        int rc = or_all(arg, w, mine, all);
         if (0 != rc) return rc;
         if (0 != all[1]) return BRAID_ERR_NOMEM;
         int b = braid_numbers_first_free(all[0]);

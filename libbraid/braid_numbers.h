@@ -53,7 +53,7 @@ void braid_numbers_take(braid_numbers_t *s, unsigned number);
 void braid_numbers_give(braid_numbers_t *s, unsigned number);
 bool braid_numbers_held(const braid_numbers_t *s, unsigned number);
 
-/* The whole pick, collective: window by window, or_all(arg, mine, all)
+/* The whole pick, collective: window by window, or_all(arg, w, mine, all)
  * ORs every rank's {held mask, "could not make its set"} (an MPI code,
  * MPI_SUCCESS = 0, returned as it is when not 0), until a number is free
  * everywhere; *number is taken then. A set that cannot be made (s empty,
@@ -61,7 +61,8 @@ bool braid_numbers_held(const braid_numbers_t *s, unsigned number);
  * fails on every rank: BRAID_ERR_NOMEM; every number held anywhere:
  * BRAID_ERR_ARG. s is made of `size` numbers on first use. */
 int braid_numbers_agree(braid_numbers_t *s, unsigned size,
-                        int (*or_all)(void *arg, const uint64_t mine[2], uint64_t all[2]),
+                        int (*or_all)(void *arg, unsigned window, const uint64_t mine[2],
+                                      uint64_t all[2]),
                         void *arg, unsigned *number);
 
 #ifdef __cplusplus

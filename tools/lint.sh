@@ -60,7 +60,7 @@ fi
 #  - reduce_scatter_halving_doubling.c -Wanalyzer-null-argument: the reported
 #    path needs holder != r at the end after holder == r earlier (r != r).
 #  - Open MPI's request.h -Wanalyzer-use-of-uninitialized-value
-#    (req_f_to_c_index in OMPI_REQUEST_FINI, from coll_braid_nbc.c's
+#    (req_f_to_c_index in OMPI_REQUEST_FINI, from coll_braid_request.c's
 #    request_put of a request just made): the request class's constructor,
 #    which OBJ_NEW runs through the class table, sets it; the analyzer does
 #    not follow that call.

@@ -73,24 +73,41 @@ START_TEST(test_step_folds)
 }
 END_TEST
 
-/* The glue's rule across R ranks (coll_braid_nbc.c): OR the windows' held
- * masks from the start window on; all take the first number free
- * everywhere, or -1 when the space is held in full. */
+/* The collective pick (braid_numbers_agree) across R ranks, one after
+ * the other: each rank's OR of a window is taken over a snapshot of every
+ * rank's masks made before any of them takes, as the ranks' allreduce
+ * sees them. The number all take, or -1 when every number is held. */
+enum { PICK_R_MAX = 4 };
+typedef struct { braid_numbers_t *ranks; int R; uint64_t *snap[PICK_R_MAX]; } pick_t;
+
+static int or_snapshot(void *arg, unsigned w, const uint64_t mine[2], uint64_t all[2])
+{
+    const pick_t *p = arg;
+    all[0] = mine[0];
+    all[1] = mine[1];
+    for (int r = 0; r < p->R; r++) all[0] |= p->snap[r][w];
+    return 0;
+}
+
 static int pick(braid_numbers_t *ranks, int R)
 {
-    unsigned nw = braid_numbers_windows(&ranks[0]), w0 = braid_numbers_start(&ranks[0]);
-    for (int r = 1; r < R; r++) ck_assert_uint_eq(braid_numbers_start(&ranks[r]), w0);
-    for (unsigned i = 0; i < nw; i++) {
-        unsigned w = (w0 + i) % nw;
-        uint64_t any = 0;
-        for (int r = 0; r < R; r++) any |= braid_numbers_window(&ranks[r], w);
-        int b = braid_numbers_first_free(any);
-        if (b < 0) continue;
-        unsigned number = w * 64 + (unsigned)b;
-        for (int r = 0; r < R; r++) braid_numbers_take(&ranks[r], number);
-        return (int)number;
+    pick_t p = { ranks, R, { 0 } };
+    size_t words = braid_numbers_windows(&ranks[0]);
+    for (int r = 0; r < R; r++) {
+        ck_assert_uint_eq(braid_numbers_start(&ranks[r]), braid_numbers_start(&ranks[0]));
+        p.snap[r] = malloc(words * sizeof(uint64_t));
+        for (size_t w = 0; w < words; w++) p.snap[r][w] = braid_numbers_window(&ranks[r], (unsigned)w);
     }
-    return -1;
+    int got = -2;
+    for (int r = 0; r < R; r++) {
+        unsigned n = 0;
+        int rc = braid_numbers_agree(&ranks[r], BRAID_TAG_SEQ_PERSISTENT, or_snapshot, &p, &n);
+        int mine = BRAID_OK == rc ? (int)n : BRAID_ERR_ARG == rc ? -1 : -3;
+        if (r > 0) ck_assert_int_eq(mine, got);   /* the same on every rank */
+        got = mine;
+    }
+    for (int r = 0; r < R; r++) free(p.snap[r]);
+    return got;
 }
 
 START_TEST(test_persistent_numbers)
