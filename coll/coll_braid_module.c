@@ -312,7 +312,8 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     bool ok = mca_coll_braid_barrier_install(m, requests) & mca_coll_braid_bcast_install(m, requests) &
               mca_coll_braid_allgather_install(m, requests) &
               mca_coll_braid_allreduce_install(m, requests) &
-              mca_coll_braid_reduce_scatter_install(m, requests);
+              mca_coll_braid_reduce_scatter_install(m, requests) &
+              mca_coll_braid_alltoall_install(m, requests);
     if (!ok) {
         /* same on every rank: the lower-priority components are */
         opal_output_verbose(1, c->output, "braid: no previous collective module to fall back on "

@@ -192,6 +192,9 @@ typedef int (*braid_algo_fn_t)(braid_comm_t *c, const braid_coll_args_t *a);
  *                  values (as MPI implementations leave it)
  *  allgather       sbuf holds count elements (NULL = in place: already at
  *                  rbuf + rank*count*esize); rbuf receives size*count elements
+ *  alltoall        sbuf holds size blocks of count elements, block i for
+ *                  rank i (NULL = in place: the input is rbuf); rbuf
+ *                  receives block i from rank i
  */
 
 /* allreduce in three phases over views of one communicator (braid_topo.h):

@@ -31,7 +31,8 @@ typedef struct braid_collective {
 _Static_assert(BRAID_BARRIER_NALGS <= BRAID_MAX_ALGS && BRAID_BCAST_NALGS <= BRAID_MAX_ALGS
                    && BRAID_ALLREDUCE_NALGS <= BRAID_MAX_ALGS && BRAID_REDUCE_NALGS <= BRAID_MAX_ALGS
                    && BRAID_REDUCE_SCATTER_NALGS <= BRAID_MAX_ALGS
-                   && BRAID_ALLGATHER_NALGS <= BRAID_MAX_ALGS,
+                   && BRAID_ALLGATHER_NALGS <= BRAID_MAX_ALGS
+                   && BRAID_ALLTOALL_NALGS <= BRAID_MAX_ALGS,
                "a collective has more algorithms than BRAID_MAX_ALGS");
 
 TABLES(BARRIER, barrier)
@@ -40,6 +41,7 @@ TABLES(ALLREDUCE, allreduce)
 TABLES(REDUCE, reduce)
 TABLES(REDUCE_SCATTER, reduce_scatter)
 TABLES(ALLGATHER, allgather)
+TABLES(ALLTOALL, alltoall)
 
 #define COLL(C, c, mpi) [BRAID_COLL_##C] = { #c, mpi, BRAID_##C##_NALGS, c##_algs, c##_names }
 static const braid_collective_t collectives[BRAID_COLL_N] = {
@@ -49,6 +51,7 @@ static const braid_collective_t collectives[BRAID_COLL_N] = {
     COLL(REDUCE, reduce, "MPI_Reduce"),
     COLL(REDUCE_SCATTER, reduce_scatter, "MPI_Reduce_scatter / MPI_Reduce_scatter_block"),
     COLL(ALLGATHER, allgather, "MPI_Allgather"),
+    COLL(ALLTOALL, alltoall, "MPI_Alltoall"),
 };
 
 static const braid_collective_t *coll_of(braid_coll_t coll)

@@ -43,6 +43,7 @@ typedef enum braid_coll {
     BRAID_COLL_REDUCE,
     BRAID_COLL_REDUCE_SCATTER,
     BRAID_COLL_ALLGATHER,
+    BRAID_COLL_ALLTOALL,
     BRAID_COLL_N
 } braid_coll_t;
 
@@ -112,11 +113,16 @@ typedef enum braid_noncomm {
     X(ALLGATHER, allgather, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
     X(ALLGATHER, allgather, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
 
+#define BRAID_ALLTOALL_ALGORITHMS(X)                                            \
+    X(ALLTOALL, alltoall, PAIRWISE, pairwise, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
+    X(ALLTOALL, alltoall, BRUCK, bruck, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)
+
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \
     BRAID_BARRIER_ALGORITHMS(X) BRAID_BCAST_ALGORITHMS(X)                         \
     BRAID_ALLREDUCE_ALGORITHMS(X) BRAID_REDUCE_ALGORITHMS(X)                      \
-    BRAID_REDUCE_SCATTER_ALGORITHMS(X) BRAID_ALLGATHER_ALGORITHMS(X)
+    BRAID_REDUCE_SCATTER_ALGORITHMS(X) BRAID_ALLGATHER_ALGORITHMS(X)              \
+    BRAID_ALLTOALL_ALGORITHMS(X)
 
 /* ids: BRAID_ALLREDUCE_RING = 1, ..., BRAID_ALLREDUCE_NALGS (one past the last) */
 #define BRAID_REGISTRY_ID(C, c, ID, name, opts, noncomm) BRAID_##C##_##ID,
@@ -129,6 +135,8 @@ enum { BRAID_REDUCE_SCATTER_AUTO_ = 0, BRAID_REDUCE_SCATTER_ALGORITHMS(BRAID_REG
        BRAID_REDUCE_SCATTER_NALGS };
 enum { BRAID_ALLGATHER_AUTO_ = 0, BRAID_ALLGATHER_ALGORITHMS(BRAID_REGISTRY_ID)
        BRAID_ALLGATHER_NALGS };
+enum { BRAID_ALLTOALL_AUTO_ = 0, BRAID_ALLTOALL_ALGORITHMS(BRAID_REGISTRY_ID)
+       BRAID_ALLTOALL_NALGS };
 
 /* At least as many ids as any collective has, "auto" included (for arrays
  * indexed by id across collectives; braid_registry.c checks the bound at

@@ -367,8 +367,11 @@ static int parse_line(parser_t *p, char *s)
         if (0 == strcmp(tok[0], braid_coll_name((braid_coll_t)c))) coll = c;
     if (coll < 0) {
         quoted_t q = quote(tok[0]);
-        return fail(p, "unknown collective '%s'; valid: barrier | bcast | allreduce | reduce | "
-                    "reduce_scatter | allgather", q.s);
+        char valid[256] = "";
+        for (int c = 0; c < BRAID_COLL_N; c++)
+            snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", c ? " | " : "",
+                     braid_coll_name((braid_coll_t)c));
+        return fail(p, "unknown collective '%s'; valid: %s", q.s, valid);
     }
     r.coll = (braid_coll_t)coll;
 

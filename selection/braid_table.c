@@ -21,6 +21,11 @@
  *    otherwise (listed to P = 4096; larger powers of two get ring);
  *  - allgather: recursive_doubling for small sizes, ring for large ones (the
  *    same bytes, neighbour-only traffic); P <= 3: ring (fewer steps).
+ *  - alltoall: bruck (ceil(lg P) steps, each block sent about lg(P)/2
+ *    times and copied in rotations and packing) for blocks below 1K from
+ *    P = 4 (the model's crossover: about 0.9K at P = 4, 1.3K at P = 8-64);
+ *    pairwise (P-1 exchanges) otherwise, and at P <= 3, where bruck takes
+ *    as many steps.
  *  - P = 2 allreduce is measured (contrib/compare.sh, np=2, 5 interleaved
  *    repetitions on the 2-core machine, docs/SELECTION.md): one exchange
  *    (recursive_doubling: a plain loop of 8-byte calls took 0.31 us against
@@ -202,7 +207,11 @@ static const char builtin_rules[] =
     "allgather      16          0-1M-1          recursive_doubling\n"
     "allgather      16          1M-inf          ring\n"
     "allgather      17-inf      0-16K-1         recursive_doubling\n"
-    "allgather      17-inf      16K-inf         ring\n";
+    "allgather      17-inf      16K-inf         ring\n"
+    "\n"
+    "alltoall       1-3         *               pairwise\n"
+    "alltoall       4-inf       0-1K-1          bruck\n"
+    "alltoall       4-inf       1K-inf          pairwise\n";
 
 /* Where the shared-memory tier takes over on a communicator that has a
  * segment (every rank on one node, set up after a few calls: coll/

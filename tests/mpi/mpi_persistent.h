@@ -19,6 +19,7 @@
 #define Reduce_scatter_block_init MPIX_Reduce_scatter_block_init
 #define Reduce_scatter_init MPIX_Reduce_scatter_init
 #define Barrier_init MPIX_Barrier_init
+#define Alltoall_init MPIX_Alltoall_init
 #else
 #define Allreduce_init MPI_Allreduce_init
 #define Bcast_init MPI_Bcast_init
@@ -27,6 +28,7 @@
 #define Reduce_scatter_block_init MPI_Reduce_scatter_block_init
 #define Reduce_scatter_init MPI_Reduce_scatter_init
 #define Barrier_init MPI_Barrier_init
+#define Alltoall_init MPI_Alltoall_init
 #endif
 
 #endif

@@ -252,6 +252,12 @@ static inline unsigned char *unit_input(const unit_run_t *R, int rank, size_t n)
     return p;
 }
 
+/* alltoall: byte i of the block rank s sends rank d */
+static inline unsigned char unit_a2a_byte(int s, int d, size_t i)
+{
+    return unit_byte(1 + s * UNIT_MAX_P + d, i);
+}
+
 /* Allocate and fill every rank's buffers for case k of algorithm alg. */
 static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const unit_case_t *k)
 {
@@ -266,8 +272,8 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
     R->k = *k;
     braid_coll_args_t *a = &R->args;
     a->count = k->count;
-    a->esize = BRAID_COLL_BCAST == coll ? 1
-             : BRAID_COLL_ALLGATHER == coll ? (k->esize ? k->esize : 8) : unit_op_esize(k->kind);
+    bool moves = BRAID_COLL_ALLGATHER == coll || BRAID_COLL_ALLTOALL == coll;
+    a->esize = BRAID_COLL_BCAST == coll ? 1 : moves ? (k->esize ? k->esize : 8) : unit_op_esize(k->kind);
     a->root = k->root;
     a->op = unit_op(k->kind);
     a->exact = k->exact;
@@ -316,6 +322,15 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
             unsigned char *mine = R->rbuf[r] + (size_t)r * bytes;
             if (!k->in_place) mine = R->sbuf[r] = unit_alloc(bytes, 0);
             for (size_t i = 0; i < bytes; i++) mine[i] = unit_byte(r, i);
+            break;
+        }
+        case BRAID_COLL_ALLTOALL: {
+            /* block d of rank r: unit_a2a_byte(r, d, i) */
+            R->rbuf[r] = unit_alloc((size_t)P * bytes, UNIT_GARBAGE);
+            unsigned char *in = R->rbuf[r];
+            if (!k->in_place) in = R->sbuf[r] = unit_alloc((size_t)P * bytes, 0);
+            for (int d = 0; d < P; d++)
+                for (size_t i = 0; i < bytes; i++) in[(size_t)d * bytes + i] = unit_a2a_byte(r, d, i);
             break;
         }
         default:
@@ -573,6 +588,16 @@ static inline void unit_check_values(const unit_run_t *R)
             if (b && first < 0) first = r;
             bad += b;
             free(block);
+        }
+        break;
+    case BRAID_COLL_ALLTOALL:
+        for (int r = 0; r < P; r++) {
+            size_t b = 0;
+            for (int s = 0; s < P; s++)
+                for (size_t i = 0; i < bytes; i++)
+                    b += R->rbuf[r][(size_t)s * bytes + i] != unit_a2a_byte(s, r, i);
+            if (b && first < 0) first = r;
+            bad += b;
         }
         break;
     case BRAID_COLL_ALLGATHER:
