@@ -14,7 +14,8 @@
 # measured size up to just below the next winner's first size; the first
 # starts at 0, the last ends at inf. Message size is what the rules format
 # defines per collective (selection/RULES.md): count x type size per rank;
-# for allgather the per-rank send size (the benchmark's S / P); for
+# for allgather the per-rank send size and for alltoall one block (the
+# benchmark's S / P); for
 # reduce_scatter the whole input per rank (the benchmark's S). braid's own
 # parser checks the file before the script reports success.
 #
@@ -26,7 +27,7 @@ usage() {
 usage: $0 [options]
   -n NP      communicator size to tune for (default 2)
   -c COLLS   collectives, comma-separated
-             (default allreduce,bcast,reduce,reduce_scatter,allgather,barrier)
+             (default allreduce,bcast,reduce,reduce_scatter,allgather,alltoall,barrier)
   -b MIN     smallest size (default 8)   -e MAX largest size (default 32M)
   -r REPS    repetitions per variant (default 3)
   -t SECS    time budget per size and run (default 0.05)
@@ -37,7 +38,7 @@ EOF
 }
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-np=2; colls=allreduce,bcast,reduce,reduce_scatter,allgather,barrier
+np=2; colls=allreduce,bcast,reduce,reduce_scatter,allgather,alltoall,barrier
 min=8; max=32M; reps=3; budget=0.05; out=""; dir=""; compdir=""
 while getopts "n:c:b:e:r:t:o:d:p:h" opt; do
     case $opt in
@@ -89,14 +90,14 @@ def fmt(n):
 lines = ["# braid selection rules for P=%d, measured by contrib/tune.sh on %s"
          % (np_, time.strftime("%Y-%m-%d")),
          "# collective      comm_size  msg_size          algorithm"]
-for coll in ("barrier", "bcast", "allreduce", "reduce", "reduce_scatter", "allgather"):
+for coll in ("barrier", "bcast", "allreduce", "reduce", "reduce_scatter", "allgather", "alltoall"):
     if coll not in best:
         continue
     pts = sorted(best[coll].items())
     if coll == "barrier":
         lines.append("%-17s %-10d %-17s %s" % (coll, np_, "*", pts[0][1][1]))
         continue
-    conv = (lambda s: s // np_) if coll == "allgather" else (lambda s: s)
+    conv = (lambda s: s // np_) if coll in ("allgather", "alltoall") else (lambda s: s)
     runs = []   # [first size, algorithm]
     for size, (t, alg) in pts:
         if not runs or runs[-1][1] != alg:

@@ -4,7 +4,7 @@
  * braid and measures whatever coll component Open MPI selects.
  *
  * Collectives (-c): allreduce, bcast, barrier, reduce, reduce_scatter
- * (MPI_Reduce_scatter_block), allgather; plus
+ * (MPI_Reduce_scatter_block), allgather, alltoall; plus
  *   pairwise_exchange  Gloo's benchmark pattern: C steps (--steps, default
  *                      lg P'), in step s rank r exchanges S/C bytes with
  *                      r XOR 2^s (the pairs of halving-doubling reduce-scatter;
@@ -27,10 +27,12 @@
  *                              each rank receives S/P)
  *   allgather                  S = sendcount * P * typesize (the receive buffer;
  *                              each rank contributes S/P)
+ *   alltoall                   S = sendcount * P * typesize (the send buffer:
+ *                              a block of S/P to every rank)
  *   pairwise_exchange          S = C * (bytes per step)
  *   memcpy, reduce_local       S = bytes written per rank
  * Counts are rounded down to whole elements (and to whole blocks of P for
- * reduce_scatter / allgather, at least one element); the printed size is the
+ * reduce_scatter / allgather / alltoall, at least one element); the printed size is the
  * S actually moved, and a size that rounds to the previous one is skipped.
  *
  * Timing: before every iteration an (untimed) MPI_Barrier; each rank times
@@ -39,7 +41,7 @@
  * rank's time t_i. Reported: p50, min and max of t_i in microseconds,
  *   algbw = S / p50            (GB/s, 1 GB = 1e9 bytes)
  *   busbw = algbw * factor     allreduce 2(P-1)/P; reduce_scatter and
- *                              allgather (P-1)/P; bcast, reduce,
+ *                              allgather, alltoall (P-1)/P; bcast, reduce,
  *                              pairwise_exchange, memcpy, reduce_local 1.
  * Iterations per size: -i N, or -t SECONDS (a time budget per size: the
  * slowest rank's elapsed time decides, checked between batches of iterations;
@@ -110,6 +112,7 @@
 #define Bcast_init MPIX_Bcast_init
 #define Reduce_init MPIX_Reduce_init
 #define Allgather_init MPIX_Allgather_init
+#define Alltoall_init MPIX_Alltoall_init
 #define Reduce_scatter_block_init MPIX_Reduce_scatter_block_init
 #define Barrier_init MPIX_Barrier_init
 #endif
@@ -119,6 +122,7 @@
 #define Bcast_init MPI_Bcast_init
 #define Reduce_init MPI_Reduce_init
 #define Allgather_init MPI_Allgather_init
+#define Alltoall_init MPI_Alltoall_init
 #define Reduce_scatter_block_init MPI_Reduce_scatter_block_init
 #define Barrier_init MPI_Barrier_init
 #endif
@@ -134,6 +138,7 @@ typedef enum {
     B_REDUCE,
     B_REDUCE_SCATTER,
     B_ALLGATHER,
+    B_ALLTOALL,
     B_PAIRWISE,
     B_MEMCPY,
     B_REDUCE_LOCAL,
@@ -142,7 +147,7 @@ typedef enum {
 } bench_coll_t;
 
 static const char *const coll_names[B_NCOLLS] = {
-    "allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather",
+    "allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather", "alltoall",
     "pairwise_exchange", "memcpy", "reduce_local", "iprobe",
 };
 
@@ -157,7 +162,8 @@ static double busbw_factor(bench_coll_t coll, int P)
     switch (coll) {
     case B_ALLREDUCE: return 2.0 * (P - 1) / P;
     case B_REDUCE_SCATTER:
-    case B_ALLGATHER: return (double)(P - 1) / P;
+    case B_ALLGATHER:
+    case B_ALLTOALL: return (double)(P - 1) / P;
     case B_BARRIER:
     case B_IPROBE: return 0.0;
     default: return 1.0;
@@ -169,7 +175,8 @@ static const char *busbw_factor_text(bench_coll_t coll)
     switch (coll) {
     case B_ALLREDUCE: return "2(P-1)/P";
     case B_REDUCE_SCATTER:
-    case B_ALLGATHER: return "(P-1)/P";
+    case B_ALLGATHER:
+    case B_ALLTOALL: return "(P-1)/P";
     case B_BARRIER:
     case B_IPROBE: return "-";
     default: return "1";
@@ -179,7 +186,7 @@ static const char *busbw_factor_text(bench_coll_t coll)
 /* how an iteration calls the collective */
 typedef enum { M_BLOCKING, M_NONBLOCKING, M_PERSISTENT, M_ASYNC } bench_mode_t;
 
-static int coll_has_forms(bench_coll_t c) { return c <= B_ALLGATHER; }
+static int coll_has_forms(bench_coll_t c) { return c <= B_ALLTOALL; }
 
 static int coll_has_op(bench_coll_t c)
 {
@@ -387,11 +394,11 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: braid_bench [options]\n"
             "  -c COLL      allreduce (default) | bcast | barrier | reduce | reduce_scatter |\n"
-            "               allgather | pairwise_exchange | memcpy | reduce_local | iprobe\n"
+            "               allgather | alltoall | pairwise_exchange | memcpy | reduce_local | iprobe\n"
             "               nonblocking (post + wait): iallreduce ibcast ibarrier ireduce\n"
-            "               ireduce_scatter iallgather; persistent (start + wait):\n"
+            "               ireduce_scatter iallgather ialltoall; persistent (start + wait):\n"
             "               allreduce_init bcast_init barrier_init reduce_init\n"
-            "               reduce_scatter_init allgather_init; asynchronous progress:\n"
+            "               reduce_scatter_init allgather_init alltoall_init; asynchronous progress:\n"
             "               async_iallreduce async_ibcast\n"
             "  -b MIN       smallest message size S in bytes, K/M/G suffix (default 8)\n"
             "  -e MAX       largest message size, sizes double from MIN (default 32M)\n"
@@ -586,6 +593,7 @@ static shape_t shape_for(const bench_t *b, size_t want)
     case B_IPROBE: break;
     case B_REDUCE_SCATTER:
     case B_ALLGATHER:
+    case B_ALLTOALL:
         s.count = want / (es * (size_t)b->P);
         if (0 == s.count) s.count = 1;
         s.S = s.count * es * (size_t)b->P;
@@ -642,6 +650,10 @@ static int post_nonblocking(const bench_t *b, size_t count, MPI_Request *req)
         if (o->inplace)
             return MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm, req);
         return MPI_Iallgather(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, req);
+    case B_ALLTOALL:
+        if (o->inplace)
+            return MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm, req);
+        return MPI_Ialltoall(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, req);
     default: return MPI_ERR_OTHER;
     }
 }
@@ -669,6 +681,10 @@ static int init_persistent(const bench_t *b, size_t count, MPI_Request *req)
         if (o->inplace)
             return Allgather_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm, info, req);
         return Allgather_init(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, info, req);
+    case B_ALLTOALL:
+        if (o->inplace)
+            return Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm, info, req);
+        return Alltoall_init(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, info, req);
     default: return MPI_ERR_OTHER;
     }
 #else
@@ -719,6 +735,10 @@ static int run_blocking(const bench_t *b, size_t count)
         if (o->inplace)
             return MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm);
         return MPI_Allgather(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm);
+    case B_ALLTOALL:
+        if (o->inplace)
+            return MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm);
+        return MPI_Alltoall(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm);
     case B_PAIRWISE: return pairwise_exchange(b, count);
     case B_MEMCPY: memcpy(b->rbuf, b->sbuf, count); return MPI_SUCCESS;
     case B_IPROBE:
@@ -749,6 +769,12 @@ static void fill_inputs(const bench_t *b, size_t count)
         break;
     }
     case B_REDUCE_SCATTER: {
+        char *in = o->inplace ? b->rbuf : b->sbuf;
+        for (size_t i = 0; i < count * P; i++) store(t, in, i, input_value(&b->vr, b->rank, i));
+        break;
+    }
+    case B_ALLTOALL: {
+        /* element d*count + j goes to rank d */
         char *in = o->inplace ? b->rbuf : b->sbuf;
         for (size_t i = 0; i < count * P; i++) store(t, in, i, input_value(&b->vr, b->rank, i));
         break;
@@ -786,6 +812,9 @@ static void poison_outputs(const bench_t *b, size_t count)
         for (size_t q = 0; q < P; q++)
             if (!o->inplace || q != r) memset(b->rbuf + q * count * es, 0xa5, count * es);
         break;
+    case B_ALLTOALL:
+        if (!o->inplace) memset(b->rbuf, 0xa5, count * P * es);
+        break;
     case B_BCAST:
         if (b->rank != o->root) memset(b->rbuf, 0xa5, count * es);
         break;
@@ -814,6 +843,11 @@ static size_t count_errors(const bench_t *b, size_t count)
     case B_ALLGATHER:
         for (size_t g = 0; g < count * P; g++)
             bad += !equals(t, b->rbuf, g, input_value(&b->vr, (int)(g / count), g));
+        break;
+    case B_ALLTOALL:
+        /* block s came from rank s: its elements r*count + j */
+        for (size_t g = 0; g < count * P; g++)
+            bad += !equals(t, b->rbuf, g, input_value(&b->vr, (int)(g / count), r * count + g % count));
         break;
     case B_BCAST:
         for (size_t i = 0; i < count; i++) bad += !equals(t, b->rbuf, i, input_value(&b->vr, o->root, i));
