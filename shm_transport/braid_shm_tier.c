@@ -55,14 +55,16 @@ static unsigned char *channel_base(const braid_shm_tier_t *t, int P, int ch)
  * rank of the communicator: the collective's call number advances on
  * every rank, also where c - a node of one rank - sends nothing, or the
  * next collective's tags would differ between ranks. */
-static int run_step(braid_shm_tier_t *t, braid_algo_fn_t fn, braid_comm_t *c, braid_coll_args_t *a)
+static int run_step(braid_shm_tier_t *t, braid_algo_fn_t fn, braid_comm_t *c,
+                    const braid_coll_args_t *a)
 {
     t->hooks.begin(t->hooks.arg);
     if (c->size < 2) return BRAID_OK;
     braid_scratch_t scratch;
     memset(&scratch, 0, sizeof(scratch));
-    a->scratch = &scratch;
-    int rc = fn(c, a);
+    braid_coll_args_t b = *a;
+    b.scratch = &scratch;
+    int rc = fn(c, &b);
     braid_scratch_release(&scratch);
     return rc;
 }
