@@ -6,6 +6,8 @@
  *  - real data through the coroutine transport: allreduce ring_chunked,
  *    halving_doubling, bcube and dbtree at P = 1000 (int32 sum, every rank's
  *    every element against the closed-form sum);
+ *  - alltoall's contracts in phantom mode at P = 1024: pairwise P-1
+ *    messages of one block, bruck lg P messages of P/2 blocks;
  *  - contracts in phantom mode (no data) at P = 1024 and 4096, S = 32P bytes
  *    (8 floats per block), per rank, against docs/DESIGN.md:
  *      ring_chunked      2(P-1) messages, 2S(P-1)/P bytes
@@ -266,6 +268,35 @@ START_TEST(contract_dbtree)
 }
 END_TEST
 
+/* alltoall at P = 1024 (a block of 8 bytes; in place: the algorithms copy
+ * the input first), per rank: pairwise P-1 messages of one block; bruck
+ * lg P messages of P/2 blocks. run_phantom's shared buffer is one rank's
+ * P blocks. */
+START_TEST(contract_alltoall)
+{
+    const int P = 1024;
+    const uint64_t block = 8;
+    braid_sim_result_t res;
+    job_t j;
+    memset(&j, 0, sizeof(j));
+    j.count = 2;
+    j.esize = 4;
+    j.phantom = true;
+    j.shared = malloc((size_t)P * block);
+    ck_assert_ptr_nonnull(j.shared);
+    j.fn = braid_alltoall_pairwise;
+    res = run(P, NULL, &j);
+    expect_uniform(&res, P, (uint64_t)(P - 1), (uint64_t)(P - 1) * block, "alltoall pairwise");
+    braid_sim_result_free(&res);
+    j.fn = braid_alltoall_bruck;
+    res = run(P, NULL, &j);
+    expect_uniform(&res, P, (uint64_t)lg2(P), (uint64_t)lg2(P) * (uint64_t)(P / 2) * block,
+                   "alltoall bruck");
+    braid_sim_result_free(&res);
+    free(j.shared);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* model, locality counters, deadlock                                  */
 /* ------------------------------------------------------------------ */
@@ -374,6 +405,7 @@ static Suite *sim_suite(void)
     tcase_add_loop_test(tc, contract_halving_doubling, 0, 2);
     tcase_add_loop_test(tc, contract_bcube, 0, 2);
     tcase_add_loop_test(tc, contract_dbtree, 0, 2);
+    tcase_add_test(tc, contract_alltoall);
     suite_add_tcase(s, tc);
     return s;
 }
