@@ -115,7 +115,8 @@ typedef enum braid_noncomm {
 
 #define BRAID_ALLTOALL_ALGORITHMS(X)                                            \
     X(ALLTOALL, alltoall, PAIRWISE, pairwise, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
-    X(ALLTOALL, alltoall, BRUCK, bruck, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)
+    X(ALLTOALL, alltoall, BRUCK, bruck, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)      \
+    X(ALLTOALL, alltoall, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
 
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \

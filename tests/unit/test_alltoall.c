@@ -44,6 +44,7 @@ static unit_traffic_t model_bruck(const unit_run_t *R, int r)
 static const unit_contract_t contracts[BRAID_ALLTOALL_NALGS] = {
     [BRAID_ALLTOALL_PAIRWISE] = { model_pairwise, NULL },
     [BRAID_ALLTOALL_BRUCK] = { model_bruck, NULL },
+    [BRAID_ALLTOALL_SHM] = { unit_model_silent, NULL, NULL },
 };
 
 START_TEST(values)

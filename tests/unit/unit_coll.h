@@ -367,8 +367,9 @@ static inline void *unit_shm_segment(int P, int ncells, size_t slot)
 /* One rank's bytes in case k of R (the size a shm slot must hold). */
 static inline size_t unit_case_bytes(const unit_run_t *R)
 {
-    /* reduce_scatter: every rank's whole input */
+    /* reduce_scatter: every rank's whole input; alltoall: its P blocks */
     if (BRAID_COLL_REDUCE_SCATTER == R->coll) return R->off[R->P] * R->args.esize;
+    if (BRAID_COLL_ALLTOALL == R->coll) return (size_t)R->P * R->k.count * R->args.esize;
     return R->k.count * R->args.esize;
 }
 
