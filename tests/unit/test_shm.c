@@ -267,6 +267,8 @@ START_TEST(selection_needs_segment)
     /* with a segment: the built-in shm rows for small messages */
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLREDUCE, 2, 8, 0, NULL, true).alg, BRAID_ALLREDUCE_SHM);
     ck_assert_int_eq(braid_select_on(BRAID_COLL_BARRIER, 8, 0, 0, NULL, true).alg, BRAID_BARRIER_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 2, 1 << 16, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLTOALL, 3, 8, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
     ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLREDUCE, 2, 1 << 20, 0, NULL, true).alg, BRAID_ALLREDUCE_SHM);
     /* forced shm without a segment: the table's message algorithm */
     ck_assert_int_eq(braid_select_on(BRAID_COLL_BCAST, 4, 64, BRAID_BCAST_SHM, NULL, false).alg,
