@@ -1,6 +1,7 @@
 /*
  * coll_braid_allreduce.c - MPI_Allreduce and MPI_Reduce, with their
- * MPI_I* and _init forms: one reduction path, root < 0 meaning every rank
+ * MPI_I* and _init forms, and the reduction path they share with MPI_Scan
+ * and MPI_Exscan (coll_braid_scan.c): root < 0 meaning every rank
  * receives.
  *
  * The (datatype, op) pair is bound to a reduction (coll_braid_op.c); the
@@ -39,11 +40,10 @@ static int place(braid_scratch_t *s, const mca_coll_braid_layout_t *l, const voi
     return MPI_SUCCESS;
 }
 
-/* An MPI code, or *hand_on when the previous module must run the call. */
-static int reduction(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, const void *sbuf,
-                     void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root, bool *hand_on)
+int mca_coll_braid_reduction(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
+                             braid_coll_t coll, const void *sbuf, void *rbuf, int count,
+                             MPI_Datatype dtype, MPI_Op op, int root, bool *hand_on)
 {
-    braid_coll_t coll = root < 0 ? BRAID_COLL_ALLREDUCE : BRAID_COLL_REDUCE;
     size_t n = count > 0 ? (size_t)count : 0;
     size_t bytes = n * mca_coll_braid_type_size(dtype);
     braid_call_t call;
@@ -54,19 +54,23 @@ static int reduction(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, co
         *hand_on = true;
         return MPI_SUCCESS;
     }
-    bool receives = root < 0 || m->bcomm.rank == root;
+    /* exscan's rank 0 receives nothing (MPI leaves its buffer undefined) */
+    bool receives = BRAID_COLL_REDUCE == coll    ? m->bcomm.rank == root
+                    : BRAID_COLL_EXSCAN == coll ? m->bcomm.rank > 0
+                                                : true;
+    bool all = BRAID_COLL_ALLREDUCE == coll || BRAID_COLL_SCAN == coll;
     mca_coll_braid_op_t storage;
     const mca_coll_braid_op_t *b = mca_coll_braid_call_op(m, r, dtype, op, &storage);
     call.args.count = n;
     call.args.esize = l.extent;
     call.args.op = b->bop;
     call.args.exact = b->exact;
-    call.args.root = root < 0 ? 0 : root;
+    call.args.root = BRAID_COLL_REDUCE == coll ? root : 0;
     placed_t p;
     int rc = place(call.args.scratch, &l, sbuf, rbuf, receives ? rbuf : NULL, n, &p);
     if (MPI_SUCCESS != rc) return rc;
     bool direct = LAYOUT_DIRECT == l.kind;
-    braid_call_buffers(&call, root < 0 ? BRAID_DEVPIPE_ALLREDUCE : BRAID_DEVPIPE_REDUCE, p.src,
+    braid_call_buffers(&call, all ? BRAID_DEVPIPE_ALLREDUCE : BRAID_DEVPIPE_REDUCE, p.src,
                        direct && p.in_dev, p.dst, direct && p.out_dev);
     rc = braid_dispatch(&m->site, &call);
     if (BRAID_ERR_UNSUPPORTED == rc) {
@@ -100,7 +104,8 @@ static int reduce_any(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, c
                       void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root)
 {
     bool hand_on;
-    int rc = reduction(m, r, sbuf, rbuf, count, dtype, op, root, &hand_on);
+    int rc = mca_coll_braid_reduction(m, r, root < 0 ? BRAID_COLL_ALLREDUCE : BRAID_COLL_REDUCE,
+                                      sbuf, rbuf, count, dtype, op, root, &hand_on);
     if (!hand_on || mca_coll_braid_handed_on(r)) return rc;
     return fallback(m, sbuf, rbuf, count, dtype, op, root);
 }

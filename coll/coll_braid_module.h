@@ -22,12 +22,12 @@ BEGIN_C_DECLS
  * only where a previous module backs it). */
 #define MCA_COLL_BRAID_BLOCKING(X)                                                                \
     X(barrier) X(bcast) X(allreduce) X(allgather) X(reduce) X(reduce_scatter)                     \
-    X(reduce_scatter_block) X(alltoall)
+    X(reduce_scatter_block) X(alltoall) X(scan) X(exscan)
 #define MCA_COLL_BRAID_REQUESTS(X)                                                                \
     X(ibarrier) X(ibcast) X(iallreduce) X(iallgather) X(ireduce) X(ireduce_scatter)               \
     X(ireduce_scatter_block) X(barrier_init) X(bcast_init) X(allreduce_init) X(allgather_init)    \
     X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init) X(ialltoall)              \
-    X(alltoall_init)
+    X(alltoall_init) X(iscan) X(iexscan) X(scan_init) X(exscan_init)
 
 /* Module enable: keep the previous module's `name` and install braid's fn
  * in its place, the previous module retained (true); none there: braid
@@ -151,6 +151,15 @@ int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc, const voi
                                     size_t rcount, MPI_Datatype rdtype, bool rfill);
 int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc);
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
+
+/* The reduction path of allreduce, reduce, scan and exscan
+ * (coll_braid_allreduce.c): an MPI code, or *hand_on when the previous
+ * module must run the call (the same decision on every rank). root: reduce
+ * only. r: the request running the call, NULL when blocking. */
+struct mca_coll_braid_request;
+int mca_coll_braid_reduction(mca_coll_braid_module_t *m, struct mca_coll_braid_request *r,
+                             braid_coll_t coll, const void *sbuf, void *rbuf, int count,
+                             MPI_Datatype dtype, MPI_Op op, int root, bool *hand_on);
 
 /* shared-memory tier (coll_braid_shm.c) */
 /* count a call; at the coll_braid_shm_after-th set the segment up (a

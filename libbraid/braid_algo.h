@@ -195,6 +195,10 @@ typedef int (*braid_algo_fn_t)(braid_comm_t *c, const braid_coll_args_t *a);
  *  alltoall        sbuf holds size blocks of count elements, block i for
  *                  rank i (NULL = in place: the input is rbuf); rbuf
  *                  receives block i from rank i
+ *  scan            rbuf receives the reduction of ranks 0..rank's count
+ *                  elements, in rank order; sbuf NULL = in place
+ *  exscan          the same of ranks 0..rank-1; rank 0's rbuf is not
+ *                  written (MPI leaves it undefined)
  */
 
 /* allreduce in three phases over views of one communicator (braid_topo.h):

@@ -32,7 +32,8 @@ _Static_assert(BRAID_BARRIER_NALGS <= BRAID_MAX_ALGS && BRAID_BCAST_NALGS <= BRA
                    && BRAID_ALLREDUCE_NALGS <= BRAID_MAX_ALGS && BRAID_REDUCE_NALGS <= BRAID_MAX_ALGS
                    && BRAID_REDUCE_SCATTER_NALGS <= BRAID_MAX_ALGS
                    && BRAID_ALLGATHER_NALGS <= BRAID_MAX_ALGS
-                   && BRAID_ALLTOALL_NALGS <= BRAID_MAX_ALGS,
+                   && BRAID_ALLTOALL_NALGS <= BRAID_MAX_ALGS && BRAID_SCAN_NALGS <= BRAID_MAX_ALGS
+                   && BRAID_EXSCAN_NALGS <= BRAID_MAX_ALGS,
                "a collective has more algorithms than BRAID_MAX_ALGS");
 
 TABLES(BARRIER, barrier)
@@ -42,6 +43,8 @@ TABLES(REDUCE, reduce)
 TABLES(REDUCE_SCATTER, reduce_scatter)
 TABLES(ALLGATHER, allgather)
 TABLES(ALLTOALL, alltoall)
+TABLES(SCAN, scan)
+TABLES(EXSCAN, exscan)
 
 #define COLL(C, c, mpi) [BRAID_COLL_##C] = { #c, mpi, BRAID_##C##_NALGS, c##_algs, c##_names }
 static const braid_collective_t collectives[BRAID_COLL_N] = {
@@ -52,6 +55,8 @@ static const braid_collective_t collectives[BRAID_COLL_N] = {
     COLL(REDUCE_SCATTER, reduce_scatter, "MPI_Reduce_scatter / MPI_Reduce_scatter_block"),
     COLL(ALLGATHER, allgather, "MPI_Allgather"),
     COLL(ALLTOALL, alltoall, "MPI_Alltoall"),
+    COLL(SCAN, scan, "MPI_Scan"),
+    COLL(EXSCAN, exscan, "MPI_Exscan"),
 };
 
 static const braid_collective_t *coll_of(braid_coll_t coll)

@@ -26,6 +26,8 @@
  *    P = 4 (the model's crossover: about 0.9K at P = 4, 1.3K at P = 8-64);
  *    pairwise (P-1 exchanges) otherwise, and at P <= 3, where bruck takes
  *    as many steps.
+ *  - scan, exscan: recursive_doubling (ceil(lg P) steps) at every size:
+ *    the only message algorithm.
  *  - P = 2 allreduce is measured (contrib/compare.sh, np=2, 5 interleaved
  *    repetitions on the 2-core machine, docs/SELECTION.md): one exchange
  *    (recursive_doubling: a plain loop of 8-byte calls took 0.31 us against
@@ -211,7 +213,10 @@ static const char builtin_rules[] =
     "\n"
     "alltoall       1-3         *               pairwise\n"
     "alltoall       4-inf       0-1K-1          bruck\n"
-    "alltoall       4-inf       1K-inf          pairwise\n";
+    "alltoall       4-inf       1K-inf          pairwise\n"
+    "\n"
+    "scan           1-inf       *               recursive_doubling\n"
+    "exscan         1-inf       *               recursive_doubling\n";
 
 /* Where the shared-memory tier takes over on a communicator that has a
  * segment (every rank on one node, set up after a few calls: coll/
@@ -256,7 +261,11 @@ static const char builtin_shm_rules[] =
     "allgather      3-8         0-4K            shm\n"
     "allgather      3-8         8K-inf          shm\n"
     "allgather      9-64        0-512           shm\n"
-    "alltoall       1-2         *               shm\n";
+    "alltoall       1-2         *               shm\n"
+    "scan           1-8         *               shm\n"
+    "scan           9-64        0-1K            shm\n"
+    "exscan         1-8         *               shm\n"
+    "exscan         9-64        0-1K            shm\n";
 
 static braid_table_t builtin, builtin_shm;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;

@@ -1,13 +1,14 @@
 /*
- * braid_engines.h - engines shared by the allreduce, reduce_scatter
- * and allgather algorithms (not part of the algorithm interface):
+ * braid_engines.h - engines shared by the allreduce, reduce_scatter,
+ * allgather, scan and exscan algorithms (not part of the algorithm interface):
  *
  *  - the pipelined ring (ring_pipeline.c): reduce-scatter and/or allgather
  *    round a ring over P blocks of arbitrary sizes, each block cut into
  *    chunks so that a chunk is reduced while the next one is in flight and
  *    is forwarded as soon as it is reduced;
  *  - binary blocks and the chunked pairwise reduce-exchange
- *    (halving_doubling_common.c) used by the halving-doubling algorithms.
+ *    (halving_doubling_common.c) used by the halving-doubling algorithms;
+ *  - prefix reductions (prefix.c), the scan and exscan algorithms.
  *
  * Scratch slots used by these engines:
  *   0  receive chunks (BRAID_PIPE_DEPTH chunks)
@@ -170,5 +171,16 @@ enum {
     BRAID_HD_STEP_AG = 50,      /* + step within block */
     BRAID_HD_STEP_FIX = 90      /* reduce_scatter: pieces to their owners */
 };
+
+/* ------------------------------------------------------------------ */
+/* Prefix reductions (prefix.c): scan, or exscan when exclusive         */
+/* ------------------------------------------------------------------ */
+
+/* rbuf = in[0] op ... op in[rank] (exclusive: ... op in[rank - 1]; rank 0's
+ * rbuf is not written), by recursive doubling over messages, or through
+ * the node's shared-memory cells (BRAID_ERR_UNSUPPORTED when the segment
+ * is missing or S exceeds a slot, on every rank). */
+int braid_prefix_doubling(braid_comm_t *c, const braid_coll_args_t *a, bool exclusive);
+int braid_prefix_shm(braid_comm_t *c, const braid_coll_args_t *a, bool exclusive);
 
 #endif /* BRAID_ALGO_INTERNAL_H */

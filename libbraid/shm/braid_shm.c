@@ -226,14 +226,20 @@ braid_shm_t *braid_shm_of(const braid_comm_t *c, size_t bytes)
     return NULL != s && bytes <= s->slot_bytes ? s : NULL;
 }
 
-void braid_shm_fold(const braid_shm_t *s, uint64_t seq, size_t off, size_t count, size_t esize,
-                    const braid_op_t *op, void *out)
+void braid_shm_fold_prefix(const braid_shm_t *s, uint64_t seq, size_t off, size_t count,
+                           size_t esize, const braid_op_t *op, int n, void *out)
 {
     /* right to left: fn(in, inout) computes inout = in op inout with `in`
      * the lower-ranked operand, so the accumulator stays in out */
-    memcpy(out, braid_shm_slot(s, seq, s->size - 1) + off, count * esize);
-    for (int r = s->size - 2; r >= 0; r--)
+    memcpy(out, braid_shm_slot(s, seq, n - 1) + off, count * esize);
+    for (int r = n - 2; r >= 0; r--)
         op->fn(braid_shm_slot(s, seq, r) + off, out, count, op->arg);
+}
+
+void braid_shm_fold(const braid_shm_t *s, uint64_t seq, size_t off, size_t count, size_t esize,
+                    const braid_op_t *op, void *out)
+{
+    braid_shm_fold_prefix(s, seq, off, count, esize, op, s->size, out);
 }
 
 /* ------------------------------------------------------------------ */

@@ -163,6 +163,9 @@ uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns, uint6
 struct braid_op;
 void braid_shm_fold(const braid_shm_t *s, uint64_t seq, size_t off, size_t count, size_t esize,
                     const struct braid_op *op, void *out);
+/* the same over the slots of ranks 0..n-1 only (n >= 1): scan and exscan */
+void braid_shm_fold_prefix(const braid_shm_t *s, uint64_t seq, size_t off, size_t count,
+                           size_t esize, const struct braid_op *op, int n, void *out);
 /* ------------------------------------------------------------------ */
 
 /* Number the next call (every rank, every shm call). */

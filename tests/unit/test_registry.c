@@ -42,6 +42,8 @@ static const int nalgs_enum[BRAID_COLL_N] = {
     [BRAID_COLL_REDUCE_SCATTER] = BRAID_REDUCE_SCATTER_NALGS,
     [BRAID_COLL_ALLGATHER] = BRAID_ALLGATHER_NALGS,
     [BRAID_COLL_ALLTOALL] = BRAID_ALLTOALL_NALGS,
+    [BRAID_COLL_SCAN] = BRAID_SCAN_NALGS,
+    [BRAID_COLL_EXSCAN] = BRAID_EXSCAN_NALGS,
 };
 
 START_TEST(ids)
@@ -173,7 +175,8 @@ START_TEST(noncomm)
 {
     braid_coll_t coll = (braid_coll_t)_i;
     bool reduces = BRAID_COLL_ALLREDUCE == coll || BRAID_COLL_REDUCE == coll
-                || BRAID_COLL_REDUCE_SCATTER == coll;
+                || BRAID_COLL_REDUCE_SCATTER == coll || BRAID_COLL_SCAN == coll
+                || BRAID_COLL_EXSCAN == coll;
     for (int id = 1; id < braid_alg_count(coll); id++) {
         const braid_algorithm_t *A = braid_algorithm(coll, id);
         const char *c = braid_coll_name(coll);

@@ -1,7 +1,8 @@
 /*
  * unit_coll.h - the harness of the per-collective unit tests
  * (test_barrier.c, test_bcast.c, test_allreduce.c, test_reduce.c,
- * test_reduce_scatter.c, test_allgather.c) and of the view tests in
+ * test_reduce_scatter.c, test_allgather.c, test_alltoall.c, test_scan.c)
+ * and of the view tests in
  * test_topo.c.
  *
  * One run is one call of one algorithm of the registry (braid_registry.h)
@@ -289,6 +290,8 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
             for (size_t i = 0; i < bytes; i++) R->rbuf[r][i] = unit_byte(r == k->root ? 1000 : r, i);
             break;
         case BRAID_COLL_ALLREDUCE:
+        case BRAID_COLL_SCAN:
+        case BRAID_COLL_EXSCAN:
             if (k->in_place) R->rbuf[r] = unit_input(R, r, k->count);
             else {
                 R->sbuf[r] = unit_input(R, r, k->count);
@@ -580,6 +583,27 @@ static inline void unit_check_values(const unit_run_t *R)
             if (BRAID_COLL_ALLREDUCE == R->coll) differ += 0 != memcmp(R->rbuf[r], R->rbuf[0], bytes);
         }
         break;
+    case BRAID_COLL_SCAN:
+    case BRAID_COLL_EXSCAN: {
+        /* rank r: the reduction of ranks 0..r (exscan: 0..r-1); exscan's
+         * rank 0 keeps what it had (its input in place, else garbage) */
+        bool ex = BRAID_COLL_EXSCAN == R->coll;
+        ref = unit_alloc(bytes, 0);
+        for (int r = 0; r < P; r++) {
+            size_t b;
+            if (ex && 0 == r) {
+                if (k->in_place) unit_fill(k->kind, 0, ref, k->count);
+                else memset(ref, UNIT_GARBAGE, bytes);
+                b = 0 != memcmp(R->rbuf[0], ref, bytes);
+            } else {
+                unit_reference(k->kind, ex ? r : r + 1, 0, k->count, ref);
+                b = unit_bad_values(k->kind, R->rbuf[r], ref, k->count);
+            }
+            if (b && first < 0) first = r;
+            bad += b;
+        }
+        break;
+    }
     case BRAID_COLL_REDUCE_SCATTER:
         for (int r = 0; r < P; r++) {
             size_t n = R->off[r + 1] - R->off[r];

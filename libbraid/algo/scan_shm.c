@@ -1,0 +1,25 @@
+/*
+ * scan shm (MPI_Scan) through the node's shared-memory cells:
+ * rbuf = in[0] op ... op in[r]
+ *
+ *   steps: 1   bytes: each rank copies S in and reads at most P S
+ *   reductions: r S on rank r (the highest rank folds (P - 1) S)
+ *
+ * Every rank publishes its input in its slot and folds the slots of the
+ * ranks below it in rank order (libbraid/engines/prefix.c), waiting for
+ * those alone: rank 0 never waits. One cache-line hand-over per lower
+ * rank, overlapped, beats lg P message steps at the sizes the cells carry;
+ * above a slot the call is refused on every rank (no single copy) and the
+ * table's message rows take it.
+ */
+#include "braid_cost.h"
+#include "braid_engines.h"
+#include "braid_registry.h"
+
+int braid_scan_shm(braid_comm_t *c, const braid_coll_args_t *a)
+{
+    return braid_prefix_shm(c, a, false);
+}
+
+/* not in the alpha-beta model (no messages): measured, see the table */
+BRAID_COST_NOT_MODELLED(braid_cost_scan_shm)
