@@ -122,11 +122,11 @@ typedef enum braid_noncomm {
 
 #define BRAID_SCAN_ALGORITHMS(X)                                                \
     X(SCAN, scan, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE, BRAID_NONCOMM_KEPT) \
-    X(SCAN, scan, SHM, shm, BRAID_OPT_SHM, BRAID_NONCOMM_KEPT)
+    X(SCAN, scan, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_KEPT)
 
 #define BRAID_EXSCAN_ALGORITHMS(X)                                              \
     X(EXSCAN, exscan, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE, BRAID_NONCOMM_KEPT) \
-    X(EXSCAN, exscan, SHM, shm, BRAID_OPT_SHM, BRAID_NONCOMM_KEPT)
+    X(EXSCAN, exscan, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_KEPT)
 
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \

@@ -242,7 +242,12 @@ static const char builtin_rules[] =
  * single copy) falls back to the table above.
  * alltoall: measured at np=2 only (OSU osu_alltoall, 1 B - 64 KiB blocks:
  * 1.15-2.03x tuned with shm forced, 0.69-2.30x with pairwise); P > 2 keeps
- * the message rows until measured. */
+ * the message rows until measured.
+ * scan, exscan: measured at np=2 (braid_bench against tuned, docs/
+ * BENCHMARKS.md "scan and exscan"); at larger P the highest rank folds
+ * P - 1 inputs, where recursive doubling reads and folds about 4 lg P
+ * times S: single copy to P = 4, the cells to 8K up to P = 8 and to 1K up
+ * to 64 (the model's reasoning, unmeasured). */
 static const char builtin_shm_rules[] =
     "# collective   comm_size   msg_size        algorithm\n"
     "barrier        1-64        *               shm\n"
@@ -262,9 +267,11 @@ static const char builtin_shm_rules[] =
     "allgather      3-8         8K-inf          shm\n"
     "allgather      9-64        0-512           shm\n"
     "alltoall       1-2         *               shm\n"
-    "scan           1-8         *               shm\n"
+    "scan           1-4         *               shm\n"
+    "scan           5-8         0-8K            shm\n"
     "scan           9-64        0-1K            shm\n"
-    "exscan         1-8         *               shm\n"
+    "exscan         1-4         *               shm\n"
+    "exscan         5-8         0-8K            shm\n"
     "exscan         9-64        0-1K            shm\n";
 
 static braid_table_t builtin, builtin_shm;

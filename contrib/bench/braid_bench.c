@@ -4,7 +4,7 @@
  * braid and measures whatever coll component Open MPI selects.
  *
  * Collectives (-c): allreduce, bcast, barrier, reduce, reduce_scatter
- * (MPI_Reduce_scatter_block), allgather, alltoall; plus
+ * (MPI_Reduce_scatter_block), allgather, alltoall, scan, exscan; plus
  *   pairwise_exchange  Gloo's benchmark pattern: C steps (--steps, default
  *                      lg P'), in step s rank r exchanges S/C bytes with
  *                      r XOR 2^s (the pairs of halving-doubling reduce-scatter;
@@ -22,7 +22,8 @@
  *
  * Message size S (the "size" column, -b/-e) follows nccl-tests: it is the size
  * of the full vector, in bytes:
- *   allreduce, reduce, bcast   S = count * typesize (the whole buffer of a rank)
+ *   allreduce, reduce, bcast,  S = count * typesize (the whole buffer of a rank)
+ *   scan, exscan
  *   reduce_scatter             S = recvcount * P * typesize (the send buffer;
  *                              each rank receives S/P)
  *   allgather                  S = sendcount * P * typesize (the receive buffer;
@@ -113,6 +114,8 @@
 #define Reduce_init MPIX_Reduce_init
 #define Allgather_init MPIX_Allgather_init
 #define Alltoall_init MPIX_Alltoall_init
+#define Scan_init MPIX_Scan_init
+#define Exscan_init MPIX_Exscan_init
 #define Reduce_scatter_block_init MPIX_Reduce_scatter_block_init
 #define Barrier_init MPIX_Barrier_init
 #endif
@@ -123,6 +126,8 @@
 #define Reduce_init MPI_Reduce_init
 #define Allgather_init MPI_Allgather_init
 #define Alltoall_init MPI_Alltoall_init
+#define Scan_init MPI_Scan_init
+#define Exscan_init MPI_Exscan_init
 #define Reduce_scatter_block_init MPI_Reduce_scatter_block_init
 #define Barrier_init MPI_Barrier_init
 #endif
@@ -139,6 +144,8 @@ typedef enum {
     B_REDUCE_SCATTER,
     B_ALLGATHER,
     B_ALLTOALL,
+    B_SCAN,
+    B_EXSCAN,
     B_PAIRWISE,
     B_MEMCPY,
     B_REDUCE_LOCAL,
@@ -148,7 +155,7 @@ typedef enum {
 
 static const char *const coll_names[B_NCOLLS] = {
     "allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather", "alltoall",
-    "pairwise_exchange", "memcpy", "reduce_local", "iprobe",
+    "scan", "exscan", "pairwise_exchange", "memcpy", "reduce_local", "iprobe",
 };
 
 /* one row, no message size */
@@ -186,11 +193,11 @@ static const char *busbw_factor_text(bench_coll_t coll)
 /* how an iteration calls the collective */
 typedef enum { M_BLOCKING, M_NONBLOCKING, M_PERSISTENT, M_ASYNC } bench_mode_t;
 
-static int coll_has_forms(bench_coll_t c) { return c <= B_ALLTOALL; }
+static int coll_has_forms(bench_coll_t c) { return c <= B_EXSCAN; }
 
 static int coll_has_op(bench_coll_t c)
 {
-    return B_ALLREDUCE == c || B_REDUCE == c || B_REDUCE_SCATTER == c;
+    return B_ALLREDUCE == c || B_REDUCE == c || B_REDUCE_SCATTER == c || B_SCAN == c || B_EXSCAN == c;
 }
 
 /* ------------------------------------------------------------------ */
@@ -331,6 +338,14 @@ static int64_t combine(op_id_t op, int64_t a, int64_t b)
     }
 }
 
+/* the reduction of ranks 0..upto-1 (upto >= 1) */
+static int64_t prefix_value(const value_rule_t *vr, int upto, size_t i)
+{
+    int64_t acc = input_value(vr, 0, i);
+    for (int r = 1; r < upto; r++) acc = combine(vr->op, acc, input_value(vr, r, i));
+    return acc;
+}
+
 static int64_t reduced_value(const value_rule_t *vr, size_t i)
 {
     int64_t acc = input_value(vr, 0, i);
@@ -394,11 +409,13 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: braid_bench [options]\n"
             "  -c COLL      allreduce (default) | bcast | barrier | reduce | reduce_scatter |\n"
-            "               allgather | alltoall | pairwise_exchange | memcpy | reduce_local | iprobe\n"
+            "               allgather | alltoall | scan | exscan | pairwise_exchange | memcpy |\n"
+            "               reduce_local | iprobe\n"
             "               nonblocking (post + wait): iallreduce ibcast ibarrier ireduce\n"
-            "               ireduce_scatter iallgather ialltoall; persistent (start + wait):\n"
-            "               allreduce_init bcast_init barrier_init reduce_init\n"
-            "               reduce_scatter_init allgather_init alltoall_init; asynchronous progress:\n"
+            "               ireduce_scatter iallgather ialltoall iscan iexscan; persistent\n"
+            "               (start + wait): allreduce_init bcast_init barrier_init reduce_init\n"
+            "               reduce_scatter_init allgather_init alltoall_init scan_init\n"
+            "               exscan_init; asynchronous progress:\n"
             "               async_iallreduce async_ibcast\n"
             "  -b MIN       smallest message size S in bytes, K/M/G suffix (default 8)\n"
             "  -e MAX       largest message size, sizes double from MIN (default 32M)\n"
@@ -654,6 +671,8 @@ static int post_nonblocking(const bench_t *b, size_t count, MPI_Request *req)
         if (o->inplace)
             return MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm, req);
         return MPI_Ialltoall(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, req);
+    case B_SCAN: return MPI_Iscan(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, req);
+    case B_EXSCAN: return MPI_Iexscan(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, req);
     default: return MPI_ERR_OTHER;
     }
 }
@@ -685,6 +704,8 @@ static int init_persistent(const bench_t *b, size_t count, MPI_Request *req)
         if (o->inplace)
             return Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm, info, req);
         return Alltoall_init(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, info, req);
+    case B_SCAN: return Scan_init(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, info, req);
+    case B_EXSCAN: return Exscan_init(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, info, req);
     default: return MPI_ERR_OTHER;
     }
 #else
@@ -739,6 +760,8 @@ static int run_blocking(const bench_t *b, size_t count)
         if (o->inplace)
             return MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm);
         return MPI_Alltoall(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm);
+    case B_SCAN: return MPI_Scan(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm);
+    case B_EXSCAN: return MPI_Exscan(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm);
     case B_PAIRWISE: return pairwise_exchange(b, count);
     case B_MEMCPY: memcpy(b->rbuf, b->sbuf, count); return MPI_SUCCESS;
     case B_IPROBE:
@@ -763,8 +786,10 @@ static void fill_inputs(const bench_t *b, size_t count)
     size_t P = (size_t)b->P, r = (size_t)b->rank;
     switch (o->coll) {
     case B_ALLREDUCE:
+    case B_SCAN:
+    case B_EXSCAN:
     case B_REDUCE: {
-        char *in = (o->inplace && (B_ALLREDUCE == o->coll || b->rank == o->root)) ? b->rbuf : b->sbuf;
+        char *in = (o->inplace && (B_REDUCE != o->coll || b->rank == o->root)) ? b->rbuf : b->sbuf;
         for (size_t i = 0; i < count; i++) store(t, in, i, input_value(&b->vr, b->rank, i));
         break;
     }
@@ -800,6 +825,8 @@ static void poison_outputs(const bench_t *b, size_t count)
     size_t P = (size_t)b->P, r = (size_t)b->rank, es = b->es;
     switch (o->coll) {
     case B_ALLREDUCE:
+    case B_SCAN:
+    case B_EXSCAN:
         if (!o->inplace) memset(b->rbuf, 0xa5, count * es);
         break;
     case B_REDUCE:
@@ -836,6 +863,14 @@ static size_t count_errors(const bench_t *b, size_t count)
         if (b->rank == o->root)
             for (size_t i = 0; i < count; i++) bad += !equals(t, b->rbuf, i, reduced_value(&b->vr, i));
         break;
+    case B_SCAN:
+    case B_EXSCAN: {
+        /* exscan's rank 0 result is undefined */
+        int upto = B_SCAN == o->coll ? b->rank + 1 : b->rank;
+        for (size_t i = 0; i < count && upto > 0; i++)
+            bad += !equals(t, b->rbuf, i, prefix_value(&b->vr, upto, i));
+        break;
+    }
     case B_REDUCE_SCATTER:
         for (size_t j = 0; j < count; j++)
             bad += !equals(t, b->rbuf, j, reduced_value(&b->vr, r * count + j));

@@ -98,7 +98,8 @@ import re, sys
 err, name, coll = sys.argv[1], sys.argv[2], sys.argv[3]
 # the blocking collectives each component's module has on an
 # intra-communicator (Open MPI 4.1/5.0 sources); others: all of them
-ALL = {"allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather"}
+ALL = {"allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather", "alltoall",
+       "scan", "exscan"}
 HAS = {"libnbc": set(), "inter": set(), "self": set(), "sync": set(), "monitoring": set(),
        "ftagree": set(), "accelerator": set(), "cuda": set(),
        "adapt": {"bcast", "reduce"},

@@ -182,5 +182,10 @@ enum {
  * is missing or S exceeds a slot, on every rank). */
 int braid_prefix_doubling(braid_comm_t *c, const braid_coll_args_t *a, bool exclusive);
 int braid_prefix_shm(braid_comm_t *c, const braid_coll_args_t *a, bool exclusive);
+/* Whether rank r sends its window in a step after step `mask` of the
+ * doubling (up to its upper partner, or down to a lower partner that
+ * sends later): only then does the step's upper partner send its window
+ * down to r. */
+bool braid_prefix_sends_later(int r, int mask, int P);
 
 #endif /* BRAID_ALGO_INTERNAL_H */

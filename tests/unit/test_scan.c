@@ -11,7 +11,8 @@
  * and exscan's rank 0 receive buffer left as it was.
  *
  * contracts, every run: recursive_doubling sends one message of S bytes
- * to each partner r XOR 2^k below P; shm sends none.
+ * to each partner r XOR 2^k above it (below P), and to each one below it
+ * that sends again in a later step; shm sends none.
  */
 #include "unit_coll.h"
 
@@ -29,16 +30,27 @@
 
 #define MAX_P UNIT_MAX_P
 
+/* rank r of P sends something after the step of distance mask */
+static bool sends_later(int r, int mask, int P)
+{
+    for (int m = 2 * mask; m < P; m *= 2)
+        if ((r ^ m) < P && ((r ^ m) > r || sends_later(r ^ m, m, P))) return true;
+    return false;
+}
+
 static unit_traffic_t model_doubling(const unit_run_t *R, int r)
 {
     unit_traffic_t t = { 0, 0 };
     uint64_t bytes = (uint64_t)R->args.count * R->args.esize;
     if (0 == bytes) return t;
-    for (int mask = 1; mask < R->P; mask <<= 1)
-        if ((r ^ mask) < R->P) {
+    for (int mask = 1; mask < R->P; mask <<= 1) {
+        int peer = r ^ mask;
+        /* up always, down only to a rank that sends again later */
+        if (peer < R->P && (peer > r || sends_later(peer, mask, R->P))) {
             t.msgs++;
             t.bytes += bytes;
         }
+    }
     return t;
 }
 
