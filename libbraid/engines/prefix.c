@@ -23,7 +23,8 @@
  * Shared memory: every rank publishes its input in its slot and folds the
  * slots of the ranks below it (and its own for scan) in rank order; it
  * waits only for those ranks, never for the ones above. Single copy
- * (above a slot, with a reader): every rank publishes its input's address
+ * (above a slot, with a reader; below it the cells, whatever the
+ * segment's single-copy threshold): every rank publishes its input's address
  * and reads the lower ranks' inputs from their memory, folding as it
  * reads; it returns when every rank is done reading (the ranks above read
  * its input). In place it publishes a copy: its input is the result it
@@ -160,9 +161,12 @@ static int prefix_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
 int braid_prefix_shm(braid_comm_t *c, const braid_coll_args_t *a, bool exclusive)
 {
     size_t bytes = a->count * a->esize;
-    braid_shm_t *s = braid_shm_direct(c, bytes);
-    if (NULL != s) return prefix_direct(c, a, s, exclusive);
-    s = braid_shm_of(c, bytes);
+    /* the cells wherever a slot holds the input: the highest rank reads
+     * P - 1 slots at cache speed where single copy costs a system call per
+     * rank read */
+    braid_shm_t *s = braid_shm_of(c, bytes);
+    if (NULL == s) s = braid_shm_direct(c, bytes);
+    if (NULL != s && NULL == braid_shm_of(c, bytes)) return prefix_direct(c, a, s, exclusive);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     int r = c->rank, upto = exclusive ? r : r + 1;

@@ -8,6 +8,9 @@
  *    every element against the closed-form sum);
  *  - alltoall's contracts in phantom mode at P = 1024: pairwise P-1
  *    messages of one block, bruck lg P messages of P/2 blocks;
+ *  - scan's and exscan's recursive doubling in phantom mode at P = 1024
+ *    and 4096: one S message up to every partner above, down only to
+ *    partners that send again later, at most lg P per rank;
  *  - contracts in phantom mode (no data) at P = 1024 and 4096, S = 32P bytes
  *    (8 floats per block), per rank, against docs/DESIGN.md:
  *      ring_chunked      2(P-1) messages, 2S(P-1)/P bytes
@@ -272,6 +275,39 @@ END_TEST
  * the input first), per rank: pairwise P-1 messages of one block; bruck
  * lg P messages of P/2 blocks. run_phantom's shared buffer is one rank's
  * P blocks. */
+/* scan and exscan recursive doubling at P = 1024 and 4096 (S = 64
+ * bytes), per rank: one message of S up to each partner r XOR 2^k above
+ * it, and down to each one below it that sends again later (counted here
+ * from the rule, recursively) - at most lg P messages. */
+static bool sim_sends_later(int r, int mask, int P)
+{
+    for (int m = 2 * mask; m < P; m *= 2)
+        if ((r ^ m) > r || sim_sends_later(r ^ m, m, P)) return true;
+    return false;
+}
+
+START_TEST(contract_scan)
+{
+    int P = contract_P[_i];
+    const uint64_t S = 64;
+    braid_algo_fn_t fns[2] = { braid_scan_recursive_doubling, braid_exscan_recursive_doubling };
+    for (int f = 0; f < 2; f++) {
+        braid_sim_result_t res = run_phantom(P, fns[f], S / 4, (braid_params_t){ 0, 0 });
+        int bad = 0;
+        for (int r = 0; r < P; r++) {
+            uint64_t m = 0;
+            for (int mask = 1; mask < P; mask *= 2)
+                m += (r ^ mask) > r || sim_sends_later(r ^ mask, mask, P);
+            bad += res.ranks[r].msgs_sent != m || res.ranks[r].bytes_sent != m * S ||
+                   m > (uint64_t)lg2(P);
+        }
+        ck_assert_msg(0 == bad, "%s recursive_doubling P=%d: %d ranks off contract",
+                      f ? "exscan" : "scan", P, bad);
+        braid_sim_result_free(&res);
+    }
+}
+END_TEST
+
 START_TEST(contract_alltoall)
 {
     const int P = 1024;
@@ -406,6 +442,7 @@ static Suite *sim_suite(void)
     tcase_add_loop_test(tc, contract_bcube, 0, 2);
     tcase_add_loop_test(tc, contract_dbtree, 0, 2);
     tcase_add_test(tc, contract_alltoall);
+    tcase_add_loop_test(tc, contract_scan, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
