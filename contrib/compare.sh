@@ -35,6 +35,7 @@ usage: $0 [options]
   -n NP       ranks (default 2)
   -c COLLS    collectives, comma-separated, or 'all' (default allreduce):
               allreduce bcast barrier reduce reduce_scatter allgather alltoall
+              scan exscan
   -b MIN      smallest size (default 8)        sizes double; K/M/G suffixes
   -e MAX      largest size (default 32M)       S as in nccl-tests (braid_bench.c)
   -r REPS     repetitions (default 3)
@@ -71,7 +72,7 @@ while getopts "n:c:b:e:r:t:a:d:o:x:p:B:RPh" opt; do
 done
 [[ $np =~ ^[0-9]+$ && $np -ge 1 ]] || die "-n needs a positive number"
 [[ $reps =~ ^[0-9]+$ && $reps -ge 1 ]] || die "-r needs a positive number"
-[[ $colls == all ]] && colls=allreduce,bcast,barrier,reduce,reduce_scatter,allgather,alltoall
+[[ $colls == all ]] && colls=allreduce,bcast,barrier,reduce,reduce_scatter,allgather,alltoall,scan,exscan
 IFS=, read -r -a coll_list <<<"$colls"
 outdir=${outdir:-$top/contrib/bench/results-np$np}
 
@@ -227,7 +228,8 @@ def human(n):
 colls = []
 for (c, v) in lat:
     if c not in ("memcpy", "reduce_local") and c not in colls: colls.append(c)
-order = ["allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather", "alltoall"]
+order = ["allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather", "alltoall",
+         "scan", "exscan"]
 colls.sort(key=lambda c: order.index(c) if c in order else 99)
 
 def variants(coll):

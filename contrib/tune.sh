@@ -27,7 +27,8 @@ usage() {
 usage: $0 [options]
   -n NP      communicator size to tune for (default 2)
   -c COLLS   collectives, comma-separated
-             (default allreduce,bcast,reduce,reduce_scatter,allgather,alltoall,barrier)
+             (default allreduce,bcast,reduce,reduce_scatter,allgather,alltoall,scan,
+             exscan,barrier)
   -b MIN     smallest size (default 8)   -e MAX largest size (default 32M)
   -r REPS    repetitions per variant (default 3)
   -t SECS    time budget per size and run (default 0.05)
@@ -38,7 +39,7 @@ EOF
 }
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-np=2; colls=allreduce,bcast,reduce,reduce_scatter,allgather,alltoall,barrier
+np=2; colls=allreduce,bcast,reduce,reduce_scatter,allgather,alltoall,scan,exscan,barrier
 min=8; max=32M; reps=3; budget=0.05; out=""; dir=""; compdir=""
 while getopts "n:c:b:e:r:t:o:d:p:h" opt; do
     case $opt in
@@ -90,7 +91,8 @@ def fmt(n):
 lines = ["# braid selection rules for P=%d, measured by contrib/tune.sh on %s"
          % (np_, time.strftime("%Y-%m-%d")),
          "# collective      comm_size  msg_size          algorithm"]
-for coll in ("barrier", "bcast", "allreduce", "reduce", "reduce_scatter", "allgather", "alltoall"):
+for coll in ("barrier", "bcast", "allreduce", "reduce", "reduce_scatter", "allgather", "alltoall",
+             "scan", "exscan"):
     if coll not in best:
         continue
     pts = sorted(best[coll].items())
