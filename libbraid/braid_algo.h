@@ -199,6 +199,14 @@ typedef int (*braid_algo_fn_t)(braid_comm_t *c, const braid_coll_args_t *a);
  *                  elements, in rank order; sbuf NULL = in place
  *  exscan          the same of ranks 0..rank-1; rank 0's rbuf is not
  *                  written (MPI leaves it undefined)
+ *  gather          sbuf holds count elements (NULL = in place, the root
+ *                  only: its block is already at rbuf + root*count*esize);
+ *                  the root's rbuf receives block i from rank i; the
+ *                  others' rbuf is not used
+ *  scatter         the root's sbuf holds size blocks of count elements,
+ *                  block i for rank i; rbuf receives this rank's block
+ *                  (the root's rbuf NULL = in place: its block stays in
+ *                  sbuf); the others' sbuf is not used
  */
 
 /* allreduce in three phases over views of one communicator (braid_topo.h):

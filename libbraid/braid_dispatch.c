@@ -379,10 +379,11 @@ static const braid_algorithm_t *fit_shm(braid_site_t *s, braid_call_t *call,
     const braid_coll_args_t *a = &call->args;
     if (!(alg->options & BRAID_OPT_SHM)) return alg;
     /* what one rank's slot must hold: reduce-scatter's whole input,
-     * alltoall's P blocks */
+     * alltoall's and the scatter root's P blocks */
+    bool blocks = BRAID_COLL_ALLTOALL == call->coll || BRAID_COLL_SCATTER == call->coll;
     size_t elems = BRAID_COLL_REDUCE_SCATTER == call->coll ? rs_total(a, s->comm->size)
-                   : BRAID_COLL_ALLTOALL == call->coll   ? a->count * (size_t)s->comm->size
-                                                         : a->count;
+                   : blocks                                 ? a->count * (size_t)s->comm->size
+                                                            : a->count;
     const braid_comm_t *c = braid_call_shm_comm(s, call);
     if (NULL != braid_shm_of(c, elems * a->esize)) return alg;
     if ((alg->options & BRAID_OPT_SHM_DIRECT) && NULL != braid_shm_direct(c, elems * a->esize))

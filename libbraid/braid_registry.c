@@ -33,7 +33,8 @@ _Static_assert(BRAID_BARRIER_NALGS <= BRAID_MAX_ALGS && BRAID_BCAST_NALGS <= BRA
                    && BRAID_REDUCE_SCATTER_NALGS <= BRAID_MAX_ALGS
                    && BRAID_ALLGATHER_NALGS <= BRAID_MAX_ALGS
                    && BRAID_ALLTOALL_NALGS <= BRAID_MAX_ALGS && BRAID_SCAN_NALGS <= BRAID_MAX_ALGS
-                   && BRAID_EXSCAN_NALGS <= BRAID_MAX_ALGS,
+                   && BRAID_EXSCAN_NALGS <= BRAID_MAX_ALGS && BRAID_GATHER_NALGS <= BRAID_MAX_ALGS
+                   && BRAID_SCATTER_NALGS <= BRAID_MAX_ALGS,
                "a collective has more algorithms than BRAID_MAX_ALGS");
 
 TABLES(BARRIER, barrier)
@@ -45,6 +46,8 @@ TABLES(ALLGATHER, allgather)
 TABLES(ALLTOALL, alltoall)
 TABLES(SCAN, scan)
 TABLES(EXSCAN, exscan)
+TABLES(GATHER, gather)
+TABLES(SCATTER, scatter)
 
 #define COLL(C, c, mpi) [BRAID_COLL_##C] = { #c, mpi, BRAID_##C##_NALGS, c##_algs, c##_names }
 static const braid_collective_t collectives[BRAID_COLL_N] = {
@@ -57,6 +60,8 @@ static const braid_collective_t collectives[BRAID_COLL_N] = {
     COLL(ALLTOALL, alltoall, "MPI_Alltoall"),
     COLL(SCAN, scan, "MPI_Scan"),
     COLL(EXSCAN, exscan, "MPI_Exscan"),
+    COLL(GATHER, gather, "MPI_Gather"),
+    COLL(SCATTER, scatter, "MPI_Scatter"),
 };
 
 static const braid_collective_t *coll_of(braid_coll_t coll)

@@ -46,6 +46,8 @@ typedef enum braid_coll {
     BRAID_COLL_ALLTOALL,
     BRAID_COLL_SCAN,
     BRAID_COLL_EXSCAN,
+    BRAID_COLL_GATHER,
+    BRAID_COLL_SCATTER,
     BRAID_COLL_N
 } braid_coll_t;
 
@@ -128,12 +130,23 @@ typedef enum braid_noncomm {
     X(EXSCAN, exscan, RECURSIVE_DOUBLING, recursive_doubling, BRAID_OPT_NONE, BRAID_NONCOMM_KEPT) \
     X(EXSCAN, exscan, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_KEPT)
 
+#define BRAID_GATHER_ALGORITHMS(X)                                              \
+    X(GATHER, gather, BINOMIAL, binomial, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)  \
+    X(GATHER, gather, LINEAR, linear, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)      \
+    X(GATHER, gather, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
+
+#define BRAID_SCATTER_ALGORITHMS(X)                                             \
+    X(SCATTER, scatter, BINOMIAL, binomial, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
+    X(SCATTER, scatter, LINEAR, linear, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)    \
+    X(SCATTER, scatter, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
+
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \
     BRAID_BARRIER_ALGORITHMS(X) BRAID_BCAST_ALGORITHMS(X)                         \
     BRAID_ALLREDUCE_ALGORITHMS(X) BRAID_REDUCE_ALGORITHMS(X)                      \
     BRAID_REDUCE_SCATTER_ALGORITHMS(X) BRAID_ALLGATHER_ALGORITHMS(X)              \
-    BRAID_ALLTOALL_ALGORITHMS(X) BRAID_SCAN_ALGORITHMS(X) BRAID_EXSCAN_ALGORITHMS(X)
+    BRAID_ALLTOALL_ALGORITHMS(X) BRAID_SCAN_ALGORITHMS(X) BRAID_EXSCAN_ALGORITHMS(X)   \
+    BRAID_GATHER_ALGORITHMS(X) BRAID_SCATTER_ALGORITHMS(X)
 
 /* ids: BRAID_ALLREDUCE_RING = 1, ..., BRAID_ALLREDUCE_NALGS (one past the last) */
 #define BRAID_REGISTRY_ID(C, c, ID, name, opts, noncomm) BRAID_##C##_##ID,
@@ -150,6 +163,8 @@ enum { BRAID_ALLTOALL_AUTO_ = 0, BRAID_ALLTOALL_ALGORITHMS(BRAID_REGISTRY_ID)
        BRAID_ALLTOALL_NALGS };
 enum { BRAID_SCAN_AUTO_ = 0, BRAID_SCAN_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_SCAN_NALGS };
 enum { BRAID_EXSCAN_AUTO_ = 0, BRAID_EXSCAN_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_EXSCAN_NALGS };
+enum { BRAID_GATHER_AUTO_ = 0, BRAID_GATHER_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_GATHER_NALGS };
+enum { BRAID_SCATTER_AUTO_ = 0, BRAID_SCATTER_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_SCATTER_NALGS };
 
 /* At least as many ids as any collective has, "auto" included (for arrays
  * indexed by id across collectives; braid_registry.c checks the bound at

@@ -28,6 +28,8 @@
  *    as many steps.
  *  - scan, exscan: recursive_doubling (ceil(lg P) steps) at every size:
  *    the only message algorithm.
+ *  - gather, scatter: binomial (lg P message times at the root) from
+ *    P = 3; at P <= 2 linear, the same one message without a tree.
  *  - P = 2 allreduce is measured (contrib/compare.sh, np=2, 5 interleaved
  *    repetitions on the 2-core machine, docs/SELECTION.md): one exchange
  *    (recursive_doubling: a plain loop of 8-byte calls took 0.31 us against
@@ -216,7 +218,12 @@ static const char builtin_rules[] =
     "alltoall       4-inf       1K-inf          pairwise\n"
     "\n"
     "scan           1-inf       *               recursive_doubling\n"
-    "exscan         1-inf       *               recursive_doubling\n";
+    "exscan         1-inf       *               recursive_doubling\n"
+    "\n"
+    "gather         1-2         *               linear\n"
+    "gather         3-inf       *               binomial\n"
+    "scatter        1-2         *               linear\n"
+    "scatter        3-inf       *               binomial\n";
 
 /* Where the shared-memory tier takes over on a communicator that has a
  * segment (every rank on one node, set up after a few calls: coll/
@@ -272,7 +279,9 @@ static const char builtin_shm_rules[] =
     "scan           9-64        0-1K            shm\n"
     "exscan         1-4         *               shm\n"
     "exscan         5-8         0-8K            shm\n"
-    "exscan         9-64        0-1K            shm\n";
+    "exscan         9-64        0-1K            shm\n"
+    "gather         1-2         *               shm\n"
+    "scatter        1-2         *               shm\n";
 
 static braid_table_t builtin, builtin_shm;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;

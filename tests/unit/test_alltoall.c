@@ -3,8 +3,8 @@
  * (braid_registry.h) over the in-process transport (harness: unit_coll.h),
  * every rank under the strict transport.
  *
- * values, every algorithm, P = 1..64: blocks of {0, 1, 3, 1001} elements of
- * 8 and 32 bytes up to P = 16 ({1, 3} beyond), in place and not; every
+ * values, every algorithm, P = 1..64: blocks of {0, 1, 2, 3, 1001} elements
+ * of 8 and 32 bytes up to P = 16 ({1, 2, 3} beyond), in place and not; every
  * rank's whole receive buffer against the block each rank sent it.
  *
  * contracts, every run: messages and bytes of each rank against the
@@ -50,8 +50,10 @@ static const unit_contract_t contracts[BRAID_ALLTOALL_NALGS] = {
 START_TEST(values)
 {
     int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
-    size_t counts[] = { 0, 1, 3, 1001 };
-    for (int ci = 0; ci < 4; ci++) {
+    /* 2: shm through the cells (unit_run_exec: count % 4 == 2 keeps a
+     * slot that holds the case); 1, 3, 1001: single copy */
+    size_t counts[] = { 0, 1, 3, 1001, 2 };
+    for (int ci = 0; ci < 5; ci++) {
         if (P > 16 && (ci == 0 || ci == 3)) continue;
         for (int ip = 0; ip < 2; ip++) {
             unit_case_t k = { .count = counts[ci], .esize = (ci + ip) % 2 ? 32 : 8, .in_place = ip };

@@ -1,7 +1,8 @@
 /*
  * unit_coll.h - the harness of the per-collective unit tests
  * (test_barrier.c, test_bcast.c, test_allreduce.c, test_reduce.c,
- * test_reduce_scatter.c, test_allgather.c, test_alltoall.c, test_scan.c)
+ * test_reduce_scatter.c, test_allgather.c, test_alltoall.c, test_scan.c,
+ * test_gather.c)
  * and of the view tests in
  * test_topo.c.
  *
@@ -273,7 +274,8 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
     R->k = *k;
     braid_coll_args_t *a = &R->args;
     a->count = k->count;
-    bool moves = BRAID_COLL_ALLGATHER == coll || BRAID_COLL_ALLTOALL == coll;
+    bool moves = BRAID_COLL_ALLGATHER == coll || BRAID_COLL_ALLTOALL == coll ||
+                 BRAID_COLL_GATHER == coll || BRAID_COLL_SCATTER == coll;
     a->esize = BRAID_COLL_BCAST == coll ? 1 : moves ? (k->esize ? k->esize : 8) : unit_op_esize(k->kind);
     a->root = k->root;
     a->op = unit_op(k->kind);
@@ -336,6 +338,25 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
                 for (size_t i = 0; i < bytes; i++) in[(size_t)d * bytes + i] = unit_a2a_byte(r, d, i);
             break;
         }
+        case BRAID_COLL_GATHER: {
+            /* rank r's block: unit_byte(r, i); in place the root's sits in rbuf */
+            unsigned char *mine;
+            if (r == k->root) R->rbuf[r] = unit_alloc((size_t)P * bytes, UNIT_GARBAGE);
+            if (r == k->root && k->in_place) mine = R->rbuf[r] + (size_t)r * bytes;
+            else mine = R->sbuf[r] = unit_alloc(bytes, 0);
+            for (size_t i = 0; i < bytes; i++) mine[i] = unit_byte(r, i);
+            break;
+        }
+        case BRAID_COLL_SCATTER:
+            /* the root's block d: unit_a2a_byte(root, d, i); in place its rbuf is NULL */
+            if (r == k->root) {
+                R->sbuf[r] = unit_alloc((size_t)P * bytes, 0);
+                for (int d = 0; d < P; d++)
+                    for (size_t i = 0; i < bytes; i++)
+                        R->sbuf[r][(size_t)d * bytes + i] = unit_a2a_byte(r, d, i);
+            }
+            if (r != k->root || !k->in_place) R->rbuf[r] = unit_alloc(bytes, UNIT_GARBAGE);
+            break;
         default:
             ck_abort_msg("unknown collective %d", (int)coll);
         }
@@ -370,9 +391,10 @@ static inline void *unit_shm_segment(int P, int ncells, size_t slot)
 /* One rank's bytes in case k of R (the size a shm slot must hold). */
 static inline size_t unit_case_bytes(const unit_run_t *R)
 {
-    /* reduce_scatter: every rank's whole input; alltoall: its P blocks */
+    /* reduce_scatter: every rank's whole input; alltoall, scatter: P blocks */
     if (BRAID_COLL_REDUCE_SCATTER == R->coll) return R->off[R->P] * R->args.esize;
-    if (BRAID_COLL_ALLTOALL == R->coll) return (size_t)R->P * R->k.count * R->args.esize;
+    if (BRAID_COLL_ALLTOALL == R->coll || BRAID_COLL_SCATTER == R->coll)
+        return (size_t)R->P * R->k.count * R->args.esize;
     return R->k.count * R->args.esize;
 }
 
@@ -621,6 +643,21 @@ static inline void unit_check_values(const unit_run_t *R)
             for (int s = 0; s < P; s++)
                 for (size_t i = 0; i < bytes; i++)
                     b += R->rbuf[r][(size_t)s * bytes + i] != unit_a2a_byte(s, r, i);
+            if (b && first < 0) first = r;
+            bad += b;
+        }
+        break;
+    case BRAID_COLL_GATHER:
+        for (int s = 0; s < P; s++)
+            for (size_t i = 0; i < bytes; i++)
+                bad += R->rbuf[k->root][(size_t)s * bytes + i] != unit_byte(s, i);
+        if (bad) first = k->root;
+        break;
+    case BRAID_COLL_SCATTER:
+        for (int r = 0; r < P; r++) {
+            size_t b = 0;
+            for (size_t i = 0; i < bytes && NULL != R->rbuf[r]; i++)
+                b += R->rbuf[r][i] != unit_a2a_byte(k->root, r, i);
             if (b && first < 0) first = r;
             bad += b;
         }

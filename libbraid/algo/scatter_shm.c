@@ -1,0 +1,71 @@
+/*
+ * scatter shm: the blocks through the node's shared-memory segment
+ *
+ *   all P blocks within a slot (cells):  steps: 1   bytes: the root
+ *                                        copies P S in, each rank S out
+ *   above (single copy):                 steps: 1   bytes: each rank
+ *                                        reads its S straight from the
+ *                                        root's send buffer
+ *
+ * Cells: the root writes its P blocks into its slot and is done; every
+ * other rank waits for the root and copies its block out. The root waits
+ * for nobody: the cells' rotation keeps its slot until all have read it.
+ * Single copy: the root publishes its send buffer's address, every rank
+ * reads its own block from it, and the root returns once all are done
+ * (its buffer may change after that). The segment must hold P blocks in
+ * a slot for the cells, and the single-copy threshold applies to P blocks:
+ * the dispatch's fit_shm asks the same of the segment. In place (the
+ * root's rbuf NULL) the root's block stays in sbuf.
+ */
+#include <string.h>
+
+#include "braid_algo.h"
+#include "braid_cost.h"
+#include "braid_registry.h"
+#include "braid_shm.h"
+
+static int scatter_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
+                          size_t bytes)
+{
+    int P = c->size, me = c->rank, root = a->root;
+    uint64_t seq = braid_shm_begin(s);
+    const void *pub = NULL;
+    if (me == root) pub = braid_shm_expose(s, a->sbuf, (size_t)P * bytes, a->scratch);
+    braid_shm_publish_addr(s, seq, pub);
+    int rc = BRAID_OK;
+    if (me == root) {
+        if (NULL == pub) rc = BRAID_ERR_NOMEM;
+        if (NULL != a->rbuf) memcpy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
+    } else {
+        braid_shm_wait_one(s, seq, root);
+        rc = s->read(s->read_arg, root, a->rbuf, braid_shm_addr(s, seq, root) + (uint64_t)me * bytes,
+                     bytes);
+    }
+    braid_shm_done(s, seq);
+    if (me == root) braid_shm_wait_all_done(s, seq);
+    return rc;
+}
+
+int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
+{
+    int P = c->size, me = c->rank, root = a->root;
+    size_t bytes = a->count * a->esize, all = (size_t)P * bytes;
+    braid_shm_t *s = braid_shm_direct(c, all);
+    if (NULL != s) return scatter_direct(c, a, s, bytes);
+    s = braid_shm_of(c, all);
+    if (NULL == s) return BRAID_ERR_UNSUPPORTED;
+    if (0 == bytes) return BRAID_OK;
+    uint64_t seq = braid_shm_begin(s);
+    if (me == root) {
+        braid_shm_publish(s, seq, a->sbuf, all);
+        if (NULL != a->rbuf) memcpy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
+    } else {
+        braid_shm_wait_one(s, seq, root);
+        memcpy(a->rbuf, braid_shm_slot(s, seq, root) + (size_t)me * bytes, bytes);
+    }
+    braid_shm_done(s, seq);
+    return BRAID_OK;
+}
+
+/* not in the alpha-beta model (no messages): measured, see the table */
+BRAID_COST_NOT_MODELLED(braid_cost_scatter_shm)
