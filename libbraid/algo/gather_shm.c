@@ -3,7 +3,8 @@
  *
  *   up to a slot (cells):  steps: 1   bytes: each rank copies S in, the
  *                          root copies (P - 1) S out
- *   above (single copy):   steps: 1   bytes: the root reads (P - 1) S
+ *   above a slot (single copy, where the node has a reader):
+ *                          steps: 1   bytes: the root reads (P - 1) S
  *                          straight from the others' send buffers
  *
  * Cells: every rank writes its block into its slot and is done; the root
@@ -30,9 +31,8 @@ static int gather_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
     if (me != root) pub = braid_shm_expose(s, a->sbuf, bytes, a->scratch);
     braid_shm_publish_addr(s, seq, pub);
     int rc = me != root && NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
+    char *out = a->rbuf;
     if (me == root) {
-        char *out = a->rbuf;
-        if (NULL != a->sbuf) memcpy(out + (size_t)root * bytes, a->sbuf, bytes);
         braid_shm_wait_all(s, seq);
         for (int i = 1; i < P && BRAID_OK == rc; i++) {
             int q = (root + i) % P;
@@ -40,6 +40,9 @@ static int gather_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
         }
     }
     braid_shm_done(s, seq);
+    /* the root's own block after the others are released: they wait for
+     * the reads alone */
+    if (me == root && NULL != a->sbuf) memcpy(out + (size_t)root * bytes, a->sbuf, bytes);
     if (me != root) braid_shm_wait_done(s, seq, root);
     return rc;
 }
@@ -48,9 +51,10 @@ int braid_gather_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank, root = a->root;
     size_t bytes = a->count * a->esize;
-    braid_shm_t *s = braid_shm_direct(c, bytes);
-    if (NULL != s) return gather_direct(c, a, s, bytes);
-    s = braid_shm_of(c, bytes);
+    /* the cells wherever a slot holds the block (two copies at cache
+     * speed against a system call per block), single copy above */
+    braid_shm_t *s = braid_shm_of(c, bytes);
+    if (NULL == s && NULL != (s = braid_shm_direct(c, bytes))) return gather_direct(c, a, s, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     const void *in = NULL != a->sbuf ? a->sbuf : (const char *)a->rbuf + (size_t)root * bytes;

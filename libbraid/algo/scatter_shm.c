@@ -3,7 +3,7 @@
  *
  *   all P blocks within a slot (cells):  steps: 1   bytes: the root
  *                                        copies P S in, each rank S out
- *   above (single copy):                 steps: 1   bytes: each rank
+ *   above a slot (single copy):          steps: 1   bytes: each rank
  *                                        reads its S straight from the
  *                                        root's send buffer
  *
@@ -50,9 +50,9 @@ int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank, root = a->root;
     size_t bytes = a->count * a->esize, all = (size_t)P * bytes;
-    braid_shm_t *s = braid_shm_direct(c, all);
-    if (NULL != s) return scatter_direct(c, a, s, bytes);
-    s = braid_shm_of(c, all);
+    /* the cells wherever a slot holds the P blocks, single copy above */
+    braid_shm_t *s = braid_shm_of(c, all);
+    if (NULL == s && NULL != (s = braid_shm_direct(c, all))) return scatter_direct(c, a, s, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     uint64_t seq = braid_shm_begin(s);
