@@ -56,7 +56,8 @@ struct mca_coll_braid_request {
         MPI_Datatype sdtype, dtype; /* dtype: the receive / reduce datatype */
         MPI_Op op;
         int root;
-        const int *rcounts;         /* MPI_Ireduce_scatter: the caller's array */
+        const int *rcounts;         /* MPI_Ireduce_scatter, MPI_Iallgatherv: the caller's array */
+        const int *displs;          /* MPI_Iallgatherv: the caller's array */
     } a;
     /* the run: on the user's buffers, or on their host copies */
     const void *sbuf;

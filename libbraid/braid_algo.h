@@ -165,8 +165,12 @@ typedef struct braid_coll_args {
     braid_scratch_t *scratch;
     braid_params_t params;
     /* reduce_scatter: elements each rank receives (size entries); NULL for
-     * reduce_scatter_block, where every rank receives `count`. */
+     * reduce_scatter_block, where every rank receives `count`.
+     * allgatherv: the elements of each rank's block. */
     const size_t *rcounts;
+    /* allgatherv: where each rank's block starts in rbuf, in elements (size
+     * entries); NULL for every other collective */
+    const size_t *displs;
     /* allreduce hierarchical: the node and leader views and the algorithm of
      * each phase; NULL for every other algorithm */
     const struct braid_hier *hier;
@@ -199,6 +203,10 @@ typedef int (*braid_algo_fn_t)(braid_comm_t *c, const braid_coll_args_t *a);
  *                  elements, in rank order; sbuf NULL = in place
  *  exscan          the same of ranks 0..rank-1; rank 0's rbuf is not
  *                  written (MPI leaves it undefined)
+ *  allgatherv      sbuf holds rcounts[rank] elements (NULL = in place:
+ *                  already at rbuf + displs[rank]*esize); rbuf receives
+ *                  block i, rcounts[i] elements, at displs[i]; count is
+ *                  the largest block
  *  gather          sbuf holds count elements (NULL = in place, the root
  *                  only: its block is already at rbuf + root*count*esize);
  *                  the root's rbuf receives block i from rank i; the

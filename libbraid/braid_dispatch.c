@@ -176,6 +176,7 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     a->scratch = NULL != req ? &req->scratch : &s->scratch;
     a->params = call->choice.params;
     a->rcounts = NULL;
+    a->displs = NULL;
     a->hier = NULL;
     call->pipelined = false;
     call->kind = (braid_devpipe_kind_t)0;

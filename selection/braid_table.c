@@ -30,6 +30,7 @@
  *    the only message algorithm.
  *  - gather, scatter: binomial (lg P message times at the root) from
  *    P = 3; at P <= 2 linear, the same one message without a tree.
+ *  - allgatherv: ring (its one message algorithm) at every size.
  *  - P = 2 allreduce is measured (contrib/compare.sh, np=2, 5 interleaved
  *    repetitions on the 2-core machine, docs/SELECTION.md): one exchange
  *    (recursive_doubling: a plain loop of 8-byte calls took 0.31 us against
@@ -223,7 +224,9 @@ static const char builtin_rules[] =
     "gather         1-2         *               linear\n"
     "gather         3-inf       *               binomial\n"
     "scatter        1-2         *               linear\n"
-    "scatter        3-inf       *               binomial\n";
+    "scatter        3-inf       *               binomial\n"
+    "\n"
+    "allgatherv     1-inf       *               ring\n";
 
 /* Where the shared-memory tier takes over on a communicator that has a
  * segment (every rank on one node, set up after a few calls: coll/
@@ -281,7 +284,11 @@ static const char builtin_shm_rules[] =
     "exscan         5-8         0-8K            shm\n"
     "exscan         9-64        0-1K            shm\n"
     "gather         1-2         *               shm\n"
-    "scatter        1-2         *               shm\n";
+    "scatter        1-2         *               shm\n"
+    "allgatherv     1-2         *               shm\n"
+    "allgatherv     3-8         0-4K            shm\n"
+    "allgatherv     3-8         8K-inf          shm\n"
+    "allgatherv     9-64        0-512           shm\n";
 
 static braid_table_t builtin, builtin_shm;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;

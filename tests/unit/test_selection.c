@@ -168,7 +168,8 @@ static const err_case_t err_cases[] = {
       "after '1K-')" },
     { "allreduc 2 * ring",
       "rules.txt:1: unknown collective 'allreduc'; valid: barrier | bcast | allreduce | reduce | "
-      "reduce_scatter | allgather | alltoall | scan | exscan | gather | scatter" },
+      "reduce_scatter | allgather | alltoall | scan | exscan | gather | scatter | "
+      "allgatherv" },
     { "barrier * * ring",
       "rules.txt:1: unknown algorithm 'ring' for barrier; valid: %s", 1 + BRAID_COLL_BARRIER },
     { "allreduce 2 * ring_chunked size=1M",

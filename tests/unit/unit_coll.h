@@ -2,7 +2,7 @@
  * unit_coll.h - the harness of the per-collective unit tests
  * (test_barrier.c, test_bcast.c, test_allreduce.c, test_reduce.c,
  * test_reduce_scatter.c, test_allgather.c, test_alltoall.c, test_scan.c,
- * test_gather.c)
+ * test_gather.c, test_allgatherv.c)
  * and of the view tests in
  * test_topo.c.
  *
@@ -190,7 +190,8 @@ typedef struct unit_case {
                                in the block variant) */
     size_t esize;           /* allgather: bytes per element (0: 8) */
     int root;
-    const size_t *rcounts;  /* reduce_scatter: P entries; NULL: block variant */
+    const size_t *rcounts;  /* reduce_scatter, allgatherv: P entries; NULL: block
+                               variant (allgatherv: count each) */
     braid_params_t params;
 } unit_case_t;
 
@@ -207,6 +208,9 @@ typedef struct unit_run {
     unit_case_t k;
     braid_coll_args_t args;         /* every rank's, but sbuf, rbuf, scratch */
     size_t off[UNIT_MAX_P + 1];     /* reduce_scatter: block b is [off[b], off[b+1]) */
+    /* allgatherv: each rank's elements and where its block starts in rbuf
+     * (the blocks in reverse rank order, with gaps), and rbuf's elements */
+    size_t vcount[UNIT_MAX_P], vdispl[UNIT_MAX_P], vspan;
     unsigned char *sbuf[UNIT_MAX_P], *rbuf[UNIT_MAX_P];   /* as each rank passes them */
     /* reduce_scatter: rbuf as it was before the call (rlen bytes: the whole
      * input and a guard), to check that only the result block is written */
@@ -275,7 +279,8 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
     braid_coll_args_t *a = &R->args;
     a->count = k->count;
     bool moves = BRAID_COLL_ALLGATHER == coll || BRAID_COLL_ALLTOALL == coll ||
-                 BRAID_COLL_GATHER == coll || BRAID_COLL_SCATTER == coll;
+                 BRAID_COLL_GATHER == coll || BRAID_COLL_SCATTER == coll ||
+                 BRAID_COLL_ALLGATHERV == coll;
     a->esize = BRAID_COLL_BCAST == coll ? 1 : moves ? (k->esize ? k->esize : 8) : unit_op_esize(k->kind);
     a->root = k->root;
     a->op = unit_op(k->kind);
@@ -283,6 +288,19 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
     a->params = k->params;
     a->rcounts = k->rcounts;
     size_t es = a->esize, bytes = k->count * es;
+    if (BRAID_COLL_ALLGATHERV == coll) {
+        /* blocks in reverse rank order, rank q's followed by q % 3 unused
+         * elements; count: the largest block */
+        a->count = 0;
+        for (int q = P - 1; q >= 0; q--) {
+            R->vcount[q] = k->rcounts ? k->rcounts[q] : k->count;
+            R->vdispl[q] = R->vspan;
+            R->vspan += R->vcount[q] + (size_t)(q % 3);
+            if (R->vcount[q] > a->count) a->count = R->vcount[q];
+        }
+        a->rcounts = R->vcount;
+        a->displs = R->vdispl;
+    }
     for (int r = 0; r < P; r++) {
         switch (coll) {
         case BRAID_COLL_BARRIER:
@@ -336,6 +354,14 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
             if (!k->in_place) in = R->sbuf[r] = unit_alloc((size_t)P * bytes, 0);
             for (int d = 0; d < P; d++)
                 for (size_t i = 0; i < bytes; i++) in[(size_t)d * bytes + i] = unit_a2a_byte(r, d, i);
+            break;
+        }
+        case BRAID_COLL_ALLGATHERV: {
+            size_t n = R->vcount[r] * es;
+            R->rbuf[r] = unit_alloc(R->vspan * es, UNIT_GARBAGE);
+            unsigned char *mine = R->rbuf[r] + R->vdispl[r] * es;
+            if (!k->in_place) mine = R->sbuf[r] = unit_alloc(n, 0);
+            for (size_t i = 0; i < n; i++) mine[i] = unit_byte(r, i);
             break;
         }
         case BRAID_COLL_GATHER: {
@@ -395,6 +421,7 @@ static inline size_t unit_case_bytes(const unit_run_t *R)
     if (BRAID_COLL_REDUCE_SCATTER == R->coll) return R->off[R->P] * R->args.esize;
     if (BRAID_COLL_ALLTOALL == R->coll || BRAID_COLL_SCATTER == R->coll)
         return (size_t)R->P * R->k.count * R->args.esize;
+    if (BRAID_COLL_ALLGATHERV == R->coll) return R->args.count * R->args.esize;
     return R->k.count * R->args.esize;
 }
 
@@ -643,6 +670,18 @@ static inline void unit_check_values(const unit_run_t *R)
             for (int s = 0; s < P; s++)
                 for (size_t i = 0; i < bytes; i++)
                     b += R->rbuf[r][(size_t)s * bytes + i] != unit_a2a_byte(s, r, i);
+            if (b && first < 0) first = r;
+            bad += b;
+        }
+        break;
+    case BRAID_COLL_ALLGATHERV:
+        /* every block at its place, and the gaps between them untouched */
+        ref = unit_alloc(R->vspan * es, UNIT_GARBAGE);
+        for (int q = 0; q < P; q++)
+            for (size_t i = 0; i < R->vcount[q] * es; i++) ref[R->vdispl[q] * es + i] = unit_byte(q, i);
+        for (int r = 0; r < P; r++) {
+            size_t b = 0;
+            for (size_t i = 0; i < R->vspan * es; i++) b += R->rbuf[r][i] != ref[i];
             if (b && first < 0) first = r;
             bad += b;
         }

@@ -1,0 +1,216 @@
+/*
+ * coll_braid_allgatherv.c - MPI_Allgatherv, MPI_Iallgatherv,
+ * MPI_Allgatherv_init.
+ *
+ * The algorithms take each rank's block as bytes at a byte displacement.
+ * A receive type whose elements lie next to each other (contiguous over
+ * two elements: extent = size) is used in place, its displacements scaled
+ * by the size; any other is gathered packed in scratch, block after
+ * block, and each block unpacked to its displacement at the end, so the
+ * gaps and holes of the receive buffer keep their values. The send side
+ * is used as it is when contiguous, else packed. The selection size is the
+ * mean block, the same on every rank (every rank has every count); the
+ * largest block is what a shm slot must hold. Device buffers are gathered
+ * through host copies of the whole span of the receive buffer.
+ */
+#include "coll_braid.h"
+
+static size_t elems(int n) { return n > 0 ? (size_t)n : 0; }
+
+typedef struct vargs {
+    const void *sbuf;
+    int scount;
+    MPI_Datatype sdtype;
+    void *rbuf;
+    const int *rcounts, *displs;
+    MPI_Datatype rdtype;
+} vargs_t;
+
+/* The blocks' bytes and byte displacements (packed: one after another)
+ * into bc and bd; returns the total, and the largest block in *largest. */
+static size_t byte_layout(const vargs_t *x, int P, size_t tsize, bool packed, size_t *bc,
+                          size_t *bd, size_t *largest)
+{
+    size_t total = 0;
+    *largest = 0;
+    for (int i = 0; i < P; i++) {
+        bc[i] = elems(x->rcounts[i]) * tsize;
+        bd[i] = packed ? total : (size_t)(x->displs[i] > 0 ? x->displs[i] : 0) * tsize;
+        total += bc[i];
+        if (bc[i] > *largest) *largest = bc[i];
+    }
+    return total;
+}
+
+/* This rank's block for the algorithms: the send buffer as it is, or
+ * packed into `mine` (its place in the packed receive layout, or scratch) */
+static int place_mine(const vargs_t *x, bool packed, char *mine, size_t n, ptrdiff_t extent,
+                      int rank, const void **send)
+{
+    *send = NULL;
+    if (MPI_IN_PLACE != x->sbuf && mca_coll_braid_is_contiguous(x->sdtype, elems(x->scount))) {
+        *send = mca_coll_braid_contig_base(x->sbuf, x->sdtype);
+        return OMPI_SUCCESS;
+    }
+    if (MPI_IN_PLACE != x->sbuf) {
+        *send = mine;
+        return mca_coll_braid_pack(x->sbuf, elems(x->scount), x->sdtype, mine, n);
+    }
+    if (!packed) return OMPI_SUCCESS;   /* in place: already at its displacement */
+    const char *at = (const char *)x->rbuf + (ptrdiff_t)x->displs[rank] * extent;
+    return mca_coll_braid_pack(at, elems(x->rcounts[rank]), x->rdtype, mine, n);
+}
+
+/* An MPI code, or *hand_on when the previous module must run the call. */
+static int allgatherv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
+                           const vargs_t *x, bool *hand_on)
+{
+    int P = m->bcomm.size, rank = m->bcomm.rank;
+    size_t tsize = mca_coll_braid_type_size(x->rdtype), total = 0;
+    for (int i = 0; i < P; i++) total += elems(x->rcounts[i]) * tsize;
+    braid_call_t call;
+    *hand_on = false;
+    if (0 == total) return MPI_SUCCESS;
+    if (!mca_coll_braid_call_begin(m, &call, BRAID_COLL_ALLGATHERV, total / (size_t)P, r)) {
+        *hand_on = true;
+        return MPI_SUCCESS;
+    }
+    size_t *bc = braid_call_counts(&m->site, call.req, 0, 2 * (size_t)P), *bd = bc + P, largest;
+    if (NULL == bc) return MPI_ERR_NO_MEM;
+    bool packed = !mca_coll_braid_is_contiguous(x->rdtype, 2);
+    byte_layout(x, P, tsize, packed, bc, bd, &largest);
+    char *base = packed ? braid_scratch_get(call.args.scratch, BRAID_SCRATCH_GLUE_OUT, total)
+                        : mca_coll_braid_contig_base(x->rbuf, x->rdtype);
+    MPI_Aint lb, extent;
+    PMPI_Type_get_extent(x->rdtype, &lb, &extent);
+    char *mine = packed ? base + bd[rank]
+                        : braid_scratch_get(call.args.scratch, BRAID_SCRATCH_GLUE_IN, bc[rank]);
+    if (NULL == base || (NULL == mine && bc[rank])) return MPI_ERR_NO_MEM;
+    if (OMPI_SUCCESS != place_mine(x, packed, mine, bc[rank], extent, rank, &call.args.sbuf))
+        return MPI_ERR_INTERN;
+    call.args.rbuf = base;
+    call.args.count = largest;
+    call.args.esize = 1;
+    call.args.rcounts = bc;
+    call.args.displs = bd;
+    int rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    for (int i = 0; packed && MPI_SUCCESS == rc && i < P; i++) {
+        char *at = (char *)x->rbuf + (ptrdiff_t)x->displs[i] * extent;
+        if (OMPI_SUCCESS != mca_coll_braid_unpack(at, elems(x->rcounts[i]), x->rdtype, base + bd[i], bc[i]))
+            rc = MPI_ERR_INTERN;
+    }
+    return rc;
+}
+
+/* elements of the receive buffer from its start to the end of the last block */
+static size_t span(const vargs_t *x, int P)
+{
+    size_t end = 0;
+    for (int i = 0; i < P; i++) {
+        size_t e = (size_t)(x->displs[i] > 0 ? x->displs[i] : 0) + elems(x->rcounts[i]);
+        if (elems(x->rcounts[i]) && e > end) end = e;
+    }
+    return end;
+}
+
+static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vargs_t x)
+{
+    bool hand_on;
+    mca_coll_braid_host_copies_t *hc;
+    const void *none = NULL;
+    bool in_place = MPI_IN_PLACE == x.sbuf;
+    /* the whole span is read first: the gaps between blocks keep their values */
+    int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &x.sbuf, elems(x.scount),
+                                             x.sdtype, &x.rbuf, span(&x, m->bcomm.size), x.rdtype,
+                                             true);
+    if (in_place) x.sbuf = MPI_IN_PLACE;
+    if (MPI_SUCCESS == rc) rc = allgatherv_host(m, r, &x, &hand_on);
+    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r))
+        rc = m->prev.coll_allgatherv(x.sbuf, x.scount, x.sdtype, x.rbuf, x.rcounts, x.displs,
+                                     x.rdtype, m->comm, m->prev.coll_allgatherv_module);
+    return mca_coll_braid_host_copies_close(hc, rc);
+}
+
+/* ------------------------------------------------------------------ */
+/* requests                                                            */
+/* ------------------------------------------------------------------ */
+
+static vargs_t of_request(const mca_coll_braid_request_t *r)
+{
+    vargs_t x = { r->sbuf, r->a.scount, r->a.sdtype, r->rbuf, r->a.rcounts, r->a.displs, r->a.dtype };
+    return x;
+}
+
+static int run(mca_coll_braid_request_t *r) { return allgatherv(r->m, r, of_request(r)); }
+
+static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
+{
+    mca_coll_braid_module_t *m = r->m;
+    return m->prev.coll_iallgatherv(r->sbuf, r->a.scount, r->a.sdtype, r->rbuf, r->a.rcounts,
+                                    r->a.displs, r->a.dtype, m->comm, req,
+                                    m->prev.coll_iallgatherv_module);
+}
+
+static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill)
+{
+    vargs_t x = of_request(r);
+    *sn = elems(x.scount);
+    *rn = span(&x, r->m->bcomm.size);
+    *rfill = true;
+}
+
+static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHERV, run, prev_nonblocking,
+                                                copies };
+
+static void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
+                 void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rdtype)
+{
+    r->a.usbuf = sbuf;
+    r->a.scount = scount;
+    r->a.sdtype = sdtype;
+    r->a.urbuf = rbuf;
+    r->a.rcounts = rcounts;
+    r->a.displs = displs;
+    r->a.dtype = rdtype;
+}
+
+/* ------------------------------------------------------------------ */
+/* entry points                                                        */
+/* ------------------------------------------------------------------ */
+
+#define VARGS                                                                              \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,              \
+        const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,             \
+        struct ompi_communicator_t *comm
+
+static int mca_coll_braid_allgatherv(VARGS, mca_coll_base_module_t *module)
+{
+    (void)comm;
+    vargs_t x = { sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype };
+    return allgatherv((mca_coll_braid_module_t *)module, NULL, x);
+}
+
+static int mca_coll_braid_iallgatherv(VARGS, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
+    args(r, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype);
+    return mca_coll_braid_request_post(r, request);
+}
+
+static int mca_coll_braid_allgatherv_init(VARGS, struct ompi_info_t *info, ompi_request_t **request,
+                                          mca_coll_base_module_t *module)
+{
+    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
+    (void)info;
+    args(r, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype);
+    return mca_coll_braid_request_persist(r, request);
+}
+
+bool mca_coll_braid_allgatherv_install(mca_coll_braid_module_t *m, bool requests)
+{
+    bool ok = MCA_COLL_BRAID_TAKE(m, allgatherv, mca_coll_braid_allgatherv);
+    if (!requests) return ok;
+    (void)MCA_COLL_BRAID_TAKE(m, iallgatherv, mca_coll_braid_iallgatherv);
+    (void)MCA_COLL_BRAID_TAKE(m, allgatherv_init, mca_coll_braid_allgatherv_init);
+    return ok;
+}
