@@ -27,11 +27,9 @@ int braid_gather_binomial(braid_comm_t *c, const braid_coll_args_t *a)
     int P = c->size, r = c->rank, root = a->root;
     size_t bytes = a->count * a->esize;
     if (0 == bytes) return BRAID_OK;
-    int v = (r - root + P) % P;
-    int low = v ? (v & -v) : 1 << braid_ceil_log2(P);
-    int n = low < P - v ? low : P - v;
+    braid_subtree_t t = braid_subtree_of(P, r, root);
+    int v = t.v, n = t.n, low = t.low, abs_up = t.parent;
     const char *mine = NULL != a->sbuf ? a->sbuf : (const char *)a->rbuf + (size_t)root * bytes;
-    int up = v - low, abs_up = (up + root) % P;
     if (1 == n && v)   /* a leaf */
         return braid_send(c, abs_up, (braid_step_t)braid_floor_log2(low), mine, bytes);
     char *held = 0 == root && 0 == v ? a->rbuf : braid_scratch_get(a->scratch, 0, (size_t)n * bytes);

@@ -26,10 +26,8 @@ int braid_scatter_binomial(braid_comm_t *c, const braid_coll_args_t *a)
     int P = c->size, r = c->rank, root = a->root;
     size_t bytes = a->count * a->esize;
     if (0 == bytes) return BRAID_OK;
-    int v = (r - root + P) % P;
-    int low = v ? (v & -v) : 1 << braid_ceil_log2(P);
-    int n = low < P - v ? low : P - v;
-    int abs_up = (v - low + root) % P;
+    braid_subtree_t t = braid_subtree_of(P, r, root);
+    int v = t.v, n = t.n, low = t.low, abs_up = t.parent;
     if (1 == n && v)   /* a leaf */
         return braid_recv(c, abs_up, (braid_step_t)braid_floor_log2(low), a->rbuf, bytes);
     const char *held;

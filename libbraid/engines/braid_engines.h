@@ -173,6 +173,30 @@ enum {
 };
 
 /* ------------------------------------------------------------------ */
+/* Binomial trees rooted anywhere (gather, scatter)                     */
+/* ------------------------------------------------------------------ */
+
+/* Rank r's place in the binomial tree of P ranks rooted at root: its
+ * relative rank v = r - root (mod P), the size n of its subtree
+ * v .. v + n - 1 (n = min(lowbit(v), P - v); the root: P), and the
+ * distance `low` = lowbit(v) to its parent v - low (the root: the power
+ * of two >= P) with the parent's rank in *parent. Subtree blocks travel
+ * in relative order; the message to the parent uses step lg(low). */
+typedef struct braid_subtree {
+    int v, n, low, parent;
+} braid_subtree_t;
+
+static inline braid_subtree_t braid_subtree_of(int P, int r, int root)
+{
+    braid_subtree_t t;
+    t.v = (r - root + P) % P;
+    t.low = t.v ? (t.v & -t.v) : 1 << braid_ceil_log2(P);
+    t.n = t.low < P - t.v ? t.low : P - t.v;
+    t.parent = (t.v - t.low + root + P) % P;
+    return t;
+}
+
+/* ------------------------------------------------------------------ */
 /* Prefix reductions (prefix.c): scan, or exscan when exclusive         */
 /* ------------------------------------------------------------------ */
 
