@@ -22,13 +22,15 @@ BEGIN_C_DECLS
  * only where a previous module backs it). */
 #define MCA_COLL_BRAID_BLOCKING(X)                                                                \
     X(barrier) X(bcast) X(allreduce) X(allgather) X(reduce) X(reduce_scatter)                     \
-    X(reduce_scatter_block) X(alltoall) X(scan) X(exscan) X(gather) X(scatter) X(allgatherv)
+    X(reduce_scatter_block) X(alltoall) X(scan) X(exscan) X(gather) X(scatter) X(allgatherv)   \
+    X(alltoallv)
 #define MCA_COLL_BRAID_REQUESTS(X)                                                                \
     X(ibarrier) X(ibcast) X(iallreduce) X(iallgather) X(ireduce) X(ireduce_scatter)               \
     X(ireduce_scatter_block) X(barrier_init) X(bcast_init) X(allreduce_init) X(allgather_init)    \
     X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init) X(ialltoall)              \
     X(alltoall_init) X(iscan) X(iexscan) X(scan_init) X(exscan_init) X(igather) X(iscatter)     \
-    X(gather_init) X(scatter_init) X(iallgatherv) X(allgatherv_init)
+    X(gather_init) X(scatter_init) X(iallgatherv) X(allgatherv_init) X(ialltoallv)             \
+    X(alltoallv_init)
 
 /* Module enable: keep the previous module's `name` and install braid's fn
  * in its place, the previous module retained (true); none there: braid

@@ -166,11 +166,14 @@ typedef struct braid_coll_args {
     braid_params_t params;
     /* reduce_scatter: elements each rank receives (size entries); NULL for
      * reduce_scatter_block, where every rank receives `count`.
-     * allgatherv: the elements of each rank's block. */
+     * allgatherv, alltoallv: the elements of each rank's block. */
     const size_t *rcounts;
-    /* allgatherv: where each rank's block starts in rbuf, in elements (size
-     * entries); NULL for every other collective */
+    /* allgatherv, alltoallv: where each rank's block starts in rbuf, in
+     * elements (size entries); NULL for every other collective */
     const size_t *displs;
+    /* alltoallv: the elements of the block for each rank and where it
+     * starts in sbuf (size entries each); NULL for every other collective */
+    const size_t *scounts, *sdispls;
     /* allreduce hierarchical: the node and leader views and the algorithm of
      * each phase; NULL for every other algorithm */
     const struct braid_hier *hier;
@@ -207,6 +210,10 @@ typedef int (*braid_algo_fn_t)(braid_comm_t *c, const braid_coll_args_t *a);
  *                  already at rbuf + displs[rank]*esize); rbuf receives
  *                  block i, rcounts[i] elements, at displs[i]; count is
  *                  the largest block
+ *  alltoallv       block i of sbuf (scounts[i] elements at sdispls[i]) goes
+ *                  to rank i; rank i's block (rcounts[i] elements) lands
+ *                  at displs[i] of rbuf (sbuf NULL = in place: the input
+ *                  is rbuf in the receive layout); count is unused
  *  gather          sbuf holds count elements (NULL = in place, the root
  *                  only: its block is already at rbuf + root*count*esize);
  *                  the root's rbuf receives block i from rank i; the

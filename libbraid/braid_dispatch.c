@@ -177,6 +177,7 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     a->params = call->choice.params;
     a->rcounts = NULL;
     a->displs = NULL;
+    a->scounts = a->sdispls = NULL;
     a->hier = NULL;
     call->pipelined = false;
     call->kind = (braid_devpipe_kind_t)0;

@@ -35,7 +35,8 @@ _Static_assert(BRAID_BARRIER_NALGS <= BRAID_MAX_ALGS && BRAID_BCAST_NALGS <= BRA
                    && BRAID_ALLTOALL_NALGS <= BRAID_MAX_ALGS && BRAID_SCAN_NALGS <= BRAID_MAX_ALGS
                    && BRAID_EXSCAN_NALGS <= BRAID_MAX_ALGS && BRAID_GATHER_NALGS <= BRAID_MAX_ALGS
                    && BRAID_SCATTER_NALGS <= BRAID_MAX_ALGS
-                   && BRAID_ALLGATHERV_NALGS <= BRAID_MAX_ALGS,
+                   && BRAID_ALLGATHERV_NALGS <= BRAID_MAX_ALGS
+                   && BRAID_ALLTOALLV_NALGS <= BRAID_MAX_ALGS,
                "a collective has more algorithms than BRAID_MAX_ALGS");
 
 TABLES(BARRIER, barrier)
@@ -50,6 +51,7 @@ TABLES(EXSCAN, exscan)
 TABLES(GATHER, gather)
 TABLES(SCATTER, scatter)
 TABLES(ALLGATHERV, allgatherv)
+TABLES(ALLTOALLV, alltoallv)
 
 #define COLL(C, c, mpi) [BRAID_COLL_##C] = { #c, mpi, BRAID_##C##_NALGS, c##_algs, c##_names }
 static const braid_collective_t collectives[BRAID_COLL_N] = {
@@ -65,6 +67,7 @@ static const braid_collective_t collectives[BRAID_COLL_N] = {
     COLL(GATHER, gather, "MPI_Gather"),
     COLL(SCATTER, scatter, "MPI_Scatter"),
     COLL(ALLGATHERV, allgatherv, "MPI_Allgatherv"),
+    COLL(ALLTOALLV, alltoallv, "MPI_Alltoallv"),
 };
 
 static const braid_collective_t *coll_of(braid_coll_t coll)

@@ -31,6 +31,7 @@
  *  - gather, scatter: binomial (lg P message times at the root) from
  *    P = 3; at P <= 2 linear, the same one message without a tree.
  *  - allgatherv: ring (its one message algorithm) at every size.
+ *  - alltoallv: pairwise (its one message algorithm) at every size.
  *  - P = 2 allreduce is measured (contrib/compare.sh, np=2, 5 interleaved
  *    repetitions on the 2-core machine, docs/SELECTION.md): one exchange
  *    (recursive_doubling: a plain loop of 8-byte calls took 0.31 us against
@@ -226,7 +227,8 @@ static const char builtin_rules[] =
     "scatter        1-2         *               linear\n"
     "scatter        3-inf       *               binomial\n"
     "\n"
-    "allgatherv     1-inf       *               ring\n";
+    "allgatherv     1-inf       *               ring\n"
+    "alltoallv      1-inf       *               pairwise\n";
 
 /* Where the shared-memory tier takes over on a communicator that has a
  * segment (every rank on one node, set up after a few calls: coll/
@@ -288,7 +290,8 @@ static const char builtin_shm_rules[] =
     "allgatherv     1-2         *               shm\n"
     "allgatherv     3-8         0-4K            shm\n"
     "allgatherv     3-8         8K-inf          shm\n"
-    "allgatherv     9-64        0-512           shm\n";
+    "allgatherv     9-64        0-512           shm\n"
+    "alltoallv      1-2         *               shm\n";
 
 static braid_table_t builtin, builtin_shm;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;

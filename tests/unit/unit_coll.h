@@ -2,7 +2,8 @@
  * unit_coll.h - the harness of the per-collective unit tests
  * (test_barrier.c, test_bcast.c, test_allreduce.c, test_reduce.c,
  * test_reduce_scatter.c, test_allgather.c, test_alltoall.c, test_scan.c,
- * test_gather.c, test_allgatherv.c)
+ * test_gather.c, test_allgatherv.c,
+ * test_alltoallv.c)
  * and of the view tests in
  * test_topo.c.
  *
@@ -211,6 +212,10 @@ typedef struct unit_run {
     /* allgatherv: each rank's elements and where its block starts in rbuf
      * (the blocks in reverse rank order, with gaps), and rbuf's elements */
     size_t vcount[UNIT_MAX_P], vdispl[UNIT_MAX_P], vspan;
+    /* alltoallv: each rank's send counts, send displacements, receive
+     * counts and receive displacements (P x P each, by rank), and the
+     * elements of each rank's receive buffer */
+    size_t *av[4], avspan[UNIT_MAX_P];
     unsigned char *sbuf[UNIT_MAX_P], *rbuf[UNIT_MAX_P];   /* as each rank passes them */
     /* reduce_scatter: rbuf as it was before the call (rlen bytes: the whole
      * input and a guard), to check that only the result block is written */
@@ -264,6 +269,14 @@ static inline unsigned char unit_a2a_byte(int s, int d, size_t i)
     return unit_byte(1 + s * UNIT_MAX_P + d, i);
 }
 
+/* alltoallv: the elements rank s sends rank d, 0 to 1.5 count (one pair
+ * in four empty); symmetric in place, as MPI requires there */
+static inline size_t unit_a2av_count(const struct unit_case *k, int s, int d)
+{
+    int h = k->in_place ? (s + d) % 4 : (s * 7 + d * 3) % 4;
+    return (size_t)h * k->count / 2;
+}
+
 /* Allocate and fill every rank's buffers for case k of algorithm alg. */
 static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const unit_case_t *k)
 {
@@ -280,7 +293,7 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
     a->count = k->count;
     bool moves = BRAID_COLL_ALLGATHER == coll || BRAID_COLL_ALLTOALL == coll ||
                  BRAID_COLL_GATHER == coll || BRAID_COLL_SCATTER == coll ||
-                 BRAID_COLL_ALLGATHERV == coll;
+                 BRAID_COLL_ALLGATHERV == coll || BRAID_COLL_ALLTOALLV == coll;
     a->esize = BRAID_COLL_BCAST == coll ? 1 : moves ? (k->esize ? k->esize : 8) : unit_op_esize(k->kind);
     a->root = k->root;
     a->op = unit_op(k->kind);
@@ -364,6 +377,33 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
             for (size_t i = 0; i < n; i++) mine[i] = unit_byte(r, i);
             break;
         }
+        case BRAID_COLL_ALLTOALLV: {
+            /* the block r sends d: unit_a2a_byte(r, d, i), cnt(r, d) elements;
+             * sent in reverse order with gaps, received in order with others */
+            if (0 == r)
+                for (int i = 0; i < 4; i++) R->av[i] = calloc((size_t)P * (size_t)P, sizeof(size_t));
+            size_t *sc = R->av[0] + r * P, *sd = R->av[1] + r * P, *rc = R->av[2] + r * P,
+                   *rd = R->av[3] + r * P, sspan = 0, rspan = 0;
+            for (int q = P - 1; q >= 0; q--) {
+                sc[q] = unit_a2av_count(k, r, q);
+                sd[q] = sspan;
+                sspan += sc[q] + (size_t)(q % 3);
+            }
+            for (int q = 0; q < P; q++) {
+                rc[q] = unit_a2av_count(k, q, r);
+                rd[q] = rspan;
+                rspan += rc[q] + (size_t)((q + 1) % 2);
+            }
+            if (k->in_place)   /* the input in the receive layout */
+                memcpy(sd, rd, (size_t)P * sizeof *sd);
+            R->avspan[r] = rspan;
+            R->rbuf[r] = unit_alloc(rspan * es, UNIT_GARBAGE);
+            unsigned char *in = R->rbuf[r];
+            if (!k->in_place) in = R->sbuf[r] = unit_alloc(sspan * es, UNIT_GARBAGE);
+            for (int d = 0; d < P; d++)
+                for (size_t i = 0; i < sc[d] * es; i++) in[sd[d] * es + i] = unit_a2a_byte(r, d, i);
+            break;
+        }
         case BRAID_COLL_GATHER: {
             /* rank r's block: unit_byte(r, i); in place the root's sits in rbuf */
             unsigned char *mine;
@@ -422,6 +462,17 @@ static inline size_t unit_case_bytes(const unit_run_t *R)
     if (BRAID_COLL_ALLTOALL == R->coll || BRAID_COLL_SCATTER == R->coll)
         return (size_t)R->P * R->k.count * R->args.esize;
     if (BRAID_COLL_ALLGATHERV == R->coll) return R->args.count * R->args.esize;
+    if (BRAID_COLL_ALLTOALLV == R->coll) {
+        /* the largest slot alltoallv_shm asks: a table of P + 1 words and
+         * the blocks a rank sends */
+        size_t most = 0;
+        for (int r = 0; r < R->P; r++) {
+            size_t need = (size_t)(R->P + 1) * 8;
+            for (int q = 0; q < R->P; q++) need += R->av[0][r * R->P + q] * R->args.esize;
+            if (need > most) most = need;
+        }
+        return most;
+    }
     return R->k.count * R->args.esize;
 }
 
@@ -494,6 +545,13 @@ static int unit_rank_body(braid_comm_t *c, void *p)
     braid_coll_args_t a = R->args;
     a.sbuf = R->sbuf[c->rank];
     a.rbuf = R->rbuf[c->rank];
+    if (NULL != R->av[0]) {
+        size_t at = (size_t)c->rank * (size_t)c->size;
+        a.scounts = R->av[0] + at;
+        a.sdispls = R->av[1] + at;
+        a.rcounts = R->av[2] + at;
+        a.displs = R->av[3] + at;
+    }
     int rc = R->rank_fn ? R->rank_fn(R, c, &a)
                         : strict_run(c, R->fn, &a, R->fail_alloc, &R->violations[c->rank]);
     R->rc[c->rank] = rc;
@@ -525,6 +583,9 @@ static inline int unit_run_exec(unit_run_t *R)
         /* and some of those (count % 8 == 5) with buffers the reader refuses */
         R->shm_driver_mem = R->shm_direct && 5 == (R->k.count & 7);
         if (R->shm_direct && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
+        /* alltoallv agrees in the call whether the cells carry it, and
+         * runs pairwise when they do not: count % 4 == 3, a slot too small */
+        if (BRAID_COLL_ALLTOALLV == R->coll && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
         free(R->shm_seg);
         R->shm_seg = unit_shm_segment(R->P, 3, slot);
         R->shm_slot = slot;
@@ -543,8 +604,8 @@ static inline int unit_run_exec(unit_run_t *R)
 /* supported, unless R runs a shm algorithm on more bytes than its slot */
 static inline bool unit_shm_supported(const unit_run_t *R, bool supported)
 {
-    return supported &&
-           !(NULL != R->shm_seg && !R->shm_direct && unit_case_bytes(R) > R->shm_slot);
+    return supported && !(NULL != R->shm_seg && !R->shm_direct && BRAID_COLL_ALLTOALLV != R->coll &&
+                          unit_case_bytes(R) > R->shm_slot);
 }
 
 static inline void unit_check_rc(const unit_run_t *R, int exec_rc, bool supported)
@@ -565,6 +626,7 @@ static inline void unit_run_free(unit_run_t *R)
         free(R->rbuf[r]);
         free(R->rbuf0[r]);
     }
+    for (int i = 0; i < 4; i++) free(R->av[i]);
     free(R->stats);
     free(R->shm_seg);
     free(R);
@@ -670,6 +732,20 @@ static inline void unit_check_values(const unit_run_t *R)
             for (int s = 0; s < P; s++)
                 for (size_t i = 0; i < bytes; i++)
                     b += R->rbuf[r][(size_t)s * bytes + i] != unit_a2a_byte(s, r, i);
+            if (b && first < 0) first = r;
+            bad += b;
+        }
+        break;
+    case BRAID_COLL_ALLTOALLV:
+        /* rank q's block at its place, the gaps untouched */
+        for (int r = 0; r < P; r++) {
+            const size_t *rc = R->av[2] + r * P, *rd = R->av[3] + r * P;
+            unsigned char *want = unit_alloc(R->avspan[r] * es, UNIT_GARBAGE);
+            for (int q = 0; q < P; q++)
+                for (size_t i = 0; i < rc[q] * es; i++) want[rd[q] * es + i] = unit_a2a_byte(q, r, i);
+            size_t b = 0;
+            for (size_t i = 0; i < R->avspan[r] * es; i++) b += R->rbuf[r][i] != want[i];
+            free(want);
             if (b && first < 0) first = r;
             bad += b;
         }

@@ -1,0 +1,68 @@
+/*
+ * test_alltoallv.c - every alltoallv algorithm of the registry
+ * (braid_registry.h) over the in-process transport (harness: unit_coll.h),
+ * every rank under the strict transport.
+ *
+ * values, every algorithm, P = 1..64: rank s sends rank d 0 to 1.5 n
+ * elements (one pair in four empty; symmetric in place, as MPI requires),
+ * n in {0, 1, 2, 3, 40, 1000} (P > 16: {1, 2, 3}), 8 and 32 bytes per
+ * element, in place and not; blocks sent in reverse order with gaps and
+ * received in order with other gaps (unit_run_new); every rank's whole
+ * receive buffer checked: each block at its place, the gaps untouched.
+ * shm runs on slots that hold every rank's blocks, and (n % 4 == 3) on
+ * slots too small for some, where every rank must agree to run pairwise.
+ *
+ * contracts, every run: pairwise sends each non-empty block once; shm
+ * sends nothing when the slots hold every rank's blocks, else pairwise's.
+ */
+#include "unit_coll.h"
+
+#define MAX_P UNIT_MAX_P
+#define COLL BRAID_COLL_ALLTOALLV
+
+static unit_traffic_t model_pairwise(const unit_run_t *R, int r)
+{
+    unit_traffic_t t = { 0, 0 };
+    for (int d = 0; d < R->P; d++) {
+        size_t n = R->av[0][r * R->P + d] * R->args.esize;
+        if (d == r || 0 == n) continue;
+        t.msgs++;
+        t.bytes += n;
+    }
+    return t;
+}
+
+static unit_traffic_t model_shm(const unit_run_t *R, int r)
+{
+    unit_traffic_t none = { 0, 0 };
+    return unit_case_bytes(R) <= R->shm_slot ? none : model_pairwise(R, r);
+}
+
+/* by registry id; every algorithm has a row (unit_contract_of) */
+static const unit_contract_t contracts[BRAID_ALLTOALLV_NALGS] = {
+    [BRAID_ALLTOALLV_PAIRWISE] = { model_pairwise, NULL, NULL },
+    [BRAID_ALLTOALLV_SHM] = { model_shm, NULL, NULL },
+};
+
+START_TEST(values)
+{
+    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    if (P > 16 && !unit_in_p_list(P)) return;
+    size_t counts[] = { 0, 1, 2, 3, 40, 1000 };
+    for (int ci = 0; ci < 6; ci++) {
+        if (P > 16 && (0 == ci || ci > 3)) continue;
+        for (int ip = 0; ip < 2; ip++) {
+            unit_case_t k = { .count = counts[ci], .esize = (ci + ip) % 2 ? 32 : 8, .in_place = ip };
+            unit_run_check(unit_run_new(COLL, alg, P, &k), true, contracts, BRAID_ALLTOALLV_NALGS);
+        }
+    }
+}
+END_TEST
+
+int main(void)
+{
+    unit_alg_filter(COLL);
+    Suite *s = suite_create("alltoallv");
+    tcase_add_loop_test(unit_tcase(s, "alltoallv", 300), values, 0, unit_loop_end(COLL, MAX_P));
+    return unit_run_suite(s);
+}
