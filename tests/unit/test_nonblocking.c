@@ -55,7 +55,7 @@
 #include "unit_topo.h"
 #include "braid_task.h"
 
-#define NB_MAX_K 32
+#define NB_MAX_K 64
 /* A rank declares the batch hung after NB_STALL_PASSES progress passes in
  * which no rank saw anything move (a message sent, an shm call begun, a
  * fiber returned), or after NB_MAX_PASSES passes in all. A pass that
@@ -238,9 +238,7 @@ static int nb_rank(braid_comm_t *c, void *arg)
         j->comm = *c;
         j->comm.shm = NULL;
         memset(&j->comm.stats, 0, sizeof j->comm.stats);
-        j->a = B->R[i]->args;
-        j->a.sbuf = B->R[i]->sbuf[rank];
-        j->a.rbuf = B->R[i]->rbuf[rank];
+        j->a = unit_rank_args(B->R[i], rank);
         braid_task_prepare(&j->task, BRAID_TASK_NONBLOCKING, -1);
         int st = braid_task_post(&j->task, nb_job_run, j);
         if (st < 0) {

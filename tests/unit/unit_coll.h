@@ -523,6 +523,23 @@ static inline bool unit_shm_unreadable(void *arg, const void *p, size_t bytes)
     return R->shm_driver_mem && unit_in_rank_buffers(R, p, bytes);
 }
 
+/* Rank rank's arguments of run R: its buffers, and alltoallv's counts and
+ * displacements */
+static inline braid_coll_args_t unit_rank_args(const unit_run_t *R, int rank)
+{
+    braid_coll_args_t a = R->args;
+    a.sbuf = R->sbuf[rank];
+    a.rbuf = R->rbuf[rank];
+    if (NULL != R->av[0]) {
+        size_t at = (size_t)rank * (size_t)R->P;
+        a.scounts = R->av[0] + at;
+        a.sdispls = R->av[1] + at;
+        a.rcounts = R->av[2] + at;
+        a.displs = R->av[3] + at;
+    }
+    return a;
+}
+
 static int unit_rank_body(braid_comm_t *c, void *p)
 {
     unit_run_t *R = p;
@@ -542,16 +559,7 @@ static int unit_rank_body(braid_comm_t *c, void *p)
         }
         c->shm = &R->shm[c->rank];
     }
-    braid_coll_args_t a = R->args;
-    a.sbuf = R->sbuf[c->rank];
-    a.rbuf = R->rbuf[c->rank];
-    if (NULL != R->av[0]) {
-        size_t at = (size_t)c->rank * (size_t)c->size;
-        a.scounts = R->av[0] + at;
-        a.sdispls = R->av[1] + at;
-        a.rcounts = R->av[2] + at;
-        a.displs = R->av[3] + at;
-    }
+    braid_coll_args_t a = unit_rank_args(R, c->rank);
     int rc = R->rank_fn ? R->rank_fn(R, c, &a)
                         : strict_run(c, R->fn, &a, R->fail_alloc, &R->violations[c->rank]);
     R->rc[c->rank] = rc;
