@@ -148,7 +148,7 @@ typedef enum braid_noncomm {
 
 #define BRAID_ALLTOALLV_ALGORITHMS(X)                                           \
     X(ALLTOALLV, alltoallv, PAIRWISE, pairwise, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
-    X(ALLTOALLV, alltoallv, SHM, shm, BRAID_OPT_SHM, BRAID_NONCOMM_NO_OP)
+    X(ALLTOALLV, alltoallv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
 
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \

@@ -9,11 +9,14 @@
  * element, in place and not; blocks sent in reverse order with gaps and
  * received in order with other gaps (unit_run_new); every rank's whole
  * receive buffer checked: each block at its place, the gaps untouched.
- * shm runs on slots that hold every rank's blocks, and (n % 4 == 3) on
- * slots too small for some, where every rank must agree to run pairwise.
+ * shm runs on slots that hold every rank's blocks, on slots too small
+ * for some with a single-copy reader (n = 40, 1000), and (n % 4 == 3)
+ * on slots too small for some without one, where every rank must agree
+ * to run pairwise.
  *
  * contracts, every run: pairwise sends each non-empty block once; shm
- * sends nothing when the slots hold every rank's blocks, else pairwise's.
+ * sends nothing when the slots hold every rank's blocks or a reader takes
+ * the others, else pairwise's.
  */
 #include "unit_coll.h"
 
@@ -35,7 +38,7 @@ static unit_traffic_t model_pairwise(const unit_run_t *R, int r)
 static unit_traffic_t model_shm(const unit_run_t *R, int r)
 {
     unit_traffic_t none = { 0, 0 };
-    return unit_case_bytes(R) <= R->shm_slot ? none : model_pairwise(R, r);
+    return unit_case_bytes(R) <= R->shm_slot || R->shm_direct ? none : model_pairwise(R, r);
 }
 
 /* by registry id; every algorithm has a row (unit_contract_of) */

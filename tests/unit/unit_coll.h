@@ -581,6 +581,9 @@ static inline int unit_run_exec(unit_run_t *R)
          * any size: the threshold (count % 4 == 1) or a slot too small
          * (count % 4 == 3) sends every size through it */
         R->shm_direct = unit_alg_has(R->coll, R->alg, BRAID_OPT_SHM_DIRECT);
+        /* alltoallv without a reader (count % 4 == 3): a rank whose blocks
+         * do not fit its slot has no way, and every rank runs pairwise */
+        if (BRAID_COLL_ALLTOALLV == R->coll && 3 == (R->k.count & 3)) R->shm_direct = false;
         R->shm_direct_above = SIZE_MAX;
         if (R->shm_direct && 1 == (R->k.count & 3)) R->shm_direct_above = 0;
         /* single-copy reductions fold at the root alone or split among the
@@ -591,8 +594,7 @@ static inline int unit_run_exec(unit_run_t *R)
         /* and some of those (count % 8 == 5) with buffers the reader refuses */
         R->shm_driver_mem = R->shm_direct && 5 == (R->k.count & 7);
         if (R->shm_direct && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
-        /* alltoallv agrees in the call whether the cells carry it, and
-         * runs pairwise when they do not: count % 4 == 3, a slot too small */
+        /* alltoallv: count % 4 == 3, a slot too small for some rank's blocks */
         if (BRAID_COLL_ALLTOALLV == R->coll && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
         free(R->shm_seg);
         R->shm_seg = unit_shm_segment(R->P, 3, slot);
