@@ -11,9 +11,11 @@
  *
  * A rank knows only its own blocks' sizes, so the way is chosen per owner
  * and published in the call: every rank writes into its slot its way
- * (cells, single copy, or none) and a table with, for each destination,
+ * (cells, single copy, or none) and a table with, for each other rank,
  * the block's offset in the slot or its address in the owner's memory,
- * then its blocks when they go through the cells, and arrives. Once all
+ * then its blocks for the others when they go through the cells, and
+ * arrives. Single copy is for owners sending the others more than 8 KiB:
+ * between a slot and that, no way, and the call goes pairwise. Once all
  * have arrived every rank sees every owner's way: it copies or reads the
  * block for it from each owner; an owner that published addresses waits
  * for every reader before returning (its buffer may change after that).
@@ -35,6 +37,11 @@
 
 enum { WAY_NONE = 0, WAY_CELLS = 1, WAY_DIRECT = 2 };
 
+/* Single copy only for an owner sending the others more than this: below
+ * it (and above a slot) the pairwise messages were faster at P = 2
+ * (docs/BENCHMARKS.md, alltoallv). */
+#define DIRECT_MIN ((size_t)8 << 10)
+
 /* The input blocks: sbuf in the send layout, or (in place) rbuf in the
  * receive layout. */
 typedef struct input {
@@ -47,14 +54,14 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
                           unsigned char *slot, const input_t *in)
 {
     int P = c->size;
-    size_t es = a->esize, head = (size_t)(P + 1) * sizeof(uint64_t), need = head, span = 0;
+    size_t es = a->esize, head = (size_t)(P + 1) * sizeof(uint64_t), others = 0, span = 0;
     for (int q = 0; q < P; q++) {
-        need += in->counts[q] * es;
+        if (q != c->rank) others += in->counts[q] * es;
         if (in->counts[q] && in->displs[q] + in->counts[q] > span) span = in->displs[q] + in->counts[q];
     }
-    uint64_t way = NULL != braid_shm_of(c, need)          ? WAY_CELLS
-                   : NULL != braid_shm_direct(c, SIZE_MAX) ? WAY_DIRECT
-                                                           : WAY_NONE;
+    uint64_t way = NULL != braid_shm_of(c, head + others) ? WAY_CELLS
+                   : others > DIRECT_MIN && NULL != braid_shm_direct(c, SIZE_MAX) ? WAY_DIRECT
+                                                                                 : WAY_NONE;
     const char *base = in->buf;
     if (WAY_DIRECT == way && NULL == a->sbuf) {
         /* in place: rbuf changes while the others read it */
@@ -67,6 +74,7 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     memcpy(slot, &way, sizeof way);
     uint64_t off = head;
     for (int q = 0; q < P && WAY_NONE != way; q++) {
+        if (q == c->rank) continue;   /* its own block it copies itself */
         uint64_t at = WAY_CELLS == way ? off : (uint64_t)(uintptr_t)(base + in->displs[q] * es);
         memcpy(slot + (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
         if (WAY_CELLS == way) memcpy(slot + off, in->buf + in->displs[q] * es, in->counts[q] * es);
@@ -101,7 +109,10 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
         direct = direct || WAY_DIRECT == way_of(s, seq, q);
     }
     int rc = BRAID_OK;
-    for (int i = 0; i < P && all && BRAID_OK == rc; i++) {
+    /* its own block: in place it is where it belongs already */
+    if (all && NULL != a->sbuf && a->rcounts[me])
+        memcpy((char *)a->rbuf + a->displs[me] * es, in.buf + in.displs[me] * es, a->rcounts[me] * es);
+    for (int i = 1; i < P && all && BRAID_OK == rc; i++) {
         int q = (me + i) % P;
         const unsigned char *theirs = braid_shm_slot(s, seq, q);
         uint64_t at;
@@ -110,7 +121,6 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
         memcpy(&at, theirs + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
         if (0 == n) continue;
         if (WAY_CELLS == way_of(s, seq, q)) memcpy(dst, theirs + at, n);
-        else if (q == me) memmove(dst, (const char *)(uintptr_t)at, n);
         else rc = s->read(s->read_arg, q, dst, at, n);
     }
     braid_shm_done(s, seq);

@@ -10,13 +10,14 @@
  * received in order with other gaps (unit_run_new); every rank's whole
  * receive buffer checked: each block at its place, the gaps untouched.
  * shm runs on slots that hold every rank's blocks, on slots too small
- * for some with a single-copy reader (n = 40, 1000), and (n % 4 == 3)
- * on slots too small for some without one, where every rank must agree
- * to run pairwise.
+ * for some with a single-copy reader (n = 40, 1000: read above 8 KiB,
+ * pairwise for all when some rank sends the others less), and
+ * (n % 4 == 3) on slots too small for some without one, where every rank
+ * must agree to run pairwise.
  *
  * contracts, every run: pairwise sends each non-empty block once; shm
- * sends nothing when the slots hold every rank's blocks or a reader takes
- * the others, else pairwise's.
+ * sends nothing when every rank's blocks fit its slot or a reader takes
+ * them, else pairwise's.
  */
 #include "unit_coll.h"
 
@@ -35,10 +36,24 @@ static unit_traffic_t model_pairwise(const unit_run_t *R, int r)
     return t;
 }
 
+/* every rank has a way: its blocks for the others and a table of P + 1
+ * words fit its slot, or a reader takes them (above 8 KiB) */
+static bool every_rank_has_a_way(const unit_run_t *R)
+{
+    for (int s = 0; s < R->P; s++) {
+        size_t others = 0;
+        for (int d = 0; d < R->P; d++)
+            if (d != s) others += R->av[0][s * R->P + d] * R->args.esize;
+        bool cells = (size_t)(R->P + 1) * 8 + others <= R->shm_slot;
+        if (!cells && !(R->shm_direct && others > ((size_t)8 << 10))) return false;
+    }
+    return true;
+}
+
 static unit_traffic_t model_shm(const unit_run_t *R, int r)
 {
     unit_traffic_t none = { 0, 0 };
-    return unit_case_bytes(R) <= R->shm_slot || R->shm_direct ? none : model_pairwise(R, r);
+    return every_rank_has_a_way(R) ? none : model_pairwise(R, r);
 }
 
 /* by registry id; every algorithm has a row (unit_contract_of) */

@@ -464,11 +464,12 @@ static inline size_t unit_case_bytes(const unit_run_t *R)
     if (BRAID_COLL_ALLGATHERV == R->coll) return R->args.count * R->args.esize;
     if (BRAID_COLL_ALLTOALLV == R->coll) {
         /* the largest slot alltoallv_shm asks: a table of P + 1 words and
-         * the blocks a rank sends */
+         * the blocks a rank sends the others */
         size_t most = 0;
         for (int r = 0; r < R->P; r++) {
             size_t need = (size_t)(R->P + 1) * 8;
-            for (int q = 0; q < R->P; q++) need += R->av[0][r * R->P + q] * R->args.esize;
+            for (int q = 0; q < R->P; q++)
+                if (q != r) need += R->av[0][r * R->P + q] * R->args.esize;
             if (need > most) most = need;
         }
         return most;
