@@ -48,12 +48,17 @@ int braid_scatter_binomial(braid_comm_t *c, const braid_coll_args_t *a)
     }
     braid_req_t reqs[32];
     int nreq = 0, rc = BRAID_OK;
-    for (int mask = 1 << braid_floor_log2(n - 1 > 0 ? n - 1 : 1); mask >= 1 && BRAID_OK == rc;
-         mask >>= 1) {
+    /* the children v + 2^k, 2^k < n, the largest subtree first */
+    int top = 1, k = 0;
+    while (2 * top < n) {
+        top <<= 1;
+        k++;
+    }
+    for (int mask = top; mask >= 1 && BRAID_OK == rc; mask >>= 1, k--) {
         int child = v + mask, cnt = mask < P - child ? mask : P - child;
         if (mask >= n || child >= P) continue;
-        rc = braid_isend(c, (child + root) % P, (braid_step_t)braid_floor_log2(mask),
-                         held + (size_t)mask * bytes, (size_t)cnt * bytes, &reqs[nreq++]);
+        rc = braid_isend(c, (child + root) % P, (braid_step_t)k, held + (size_t)mask * bytes,
+                         (size_t)cnt * bytes, &reqs[nreq++]);
     }
     if (NULL != a->rbuf && BRAID_OK == rc) memcpy(a->rbuf, held, bytes);
     int wrc = braid_waitall(c, nreq, reqs);
