@@ -197,21 +197,17 @@ static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int P, me;
+    int P;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Datatype every_other;
     MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other);
     MPI_Type_commit(&every_other);
-    MPI_Comm comms[3];
-    comms[0] = MPI_COMM_WORLD;
-    comms[1] = mt_reversed_comm(MPI_COMM_WORLD);
-    MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &comms[2]);
+    MPI_Comm comms[MT_NCOMMS];
+    mt_comms(comms);
     int counts[] = { 0, 1, 3, P + 1, 1000, 40000 };
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; c < MT_NCOMMS; c++)
         for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) run(comms[c], counts[k], every_other);
     MPI_Type_free(&every_other);
-    MPI_Comm_free(&comms[1]);
-    MPI_Comm_free(&comms[2]);
+    mt_comms_free(comms);
     return mt_finish("mpi_allgatherv");
 }

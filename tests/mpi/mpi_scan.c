@@ -190,15 +190,12 @@ static void requests(const run_t *t, size_t len)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int P, me;
+    int P;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm comms[3];
-    comms[0] = MPI_COMM_WORLD;
-    comms[1] = mt_reversed_comm(MPI_COMM_WORLD);
-    MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &comms[2]);
+    MPI_Comm comms[MT_NCOMMS];
+    mt_comms(comms);
     int counts[] = { 0, 1, 3, P + 1, 1000, 40000 };
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; c < MT_NCOMMS; c++)
         for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
             for (int ex = 0; ex < 2; ex++) {
                 run_t t = { comms[c], 0, 0, counts[k], ex };
@@ -209,7 +206,6 @@ int main(int argc, char **argv)
                 pairs_and_user_op(&t, len);
                 requests(&t, len);
             }
-    MPI_Comm_free(&comms[1]);
-    MPI_Comm_free(&comms[2]);
+    mt_comms_free(comms);
     return mt_finish("mpi_scan");
 }

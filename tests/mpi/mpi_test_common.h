@@ -66,6 +66,26 @@ static int mt_finish(const char *name)
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/* The communicators the collective tests run on: MPI_COMM_WORLD, its
+ * reverse (mt_reversed_comm, below), and a split of the even and odd
+ * ranks; mt_comms_free frees the two made here. */
+#define MT_NCOMMS 3
+static inline MPI_Comm mt_reversed_comm(MPI_Comm comm);
+static inline void mt_comms(MPI_Comm comms[MT_NCOMMS])
+{
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    comms[0] = MPI_COMM_WORLD;
+    comms[1] = mt_reversed_comm(MPI_COMM_WORLD);
+    MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &comms[2]);
+}
+
+static inline void mt_comms_free(MPI_Comm comms[MT_NCOMMS])
+{
+    MPI_Comm_free(&comms[1]);
+    MPI_Comm_free(&comms[2]);
+}
+
 /* A communicator over the same processes in reversed rank order. */
 static inline MPI_Comm mt_reversed_comm(MPI_Comm comm)
 {
