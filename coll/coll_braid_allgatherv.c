@@ -94,23 +94,16 @@ static int allgatherv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t 
     call.args.rcounts = bc;
     call.args.displs = bd;
     int rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
-    for (int i = 0; packed && MPI_SUCCESS == rc && i < P; i++) {
-        char *at = (char *)x->rbuf + (ptrdiff_t)x->displs[i] * extent;
-        if (OMPI_SUCCESS != mca_coll_braid_unpack(at, elems(x->rcounts[i]), x->rdtype, base + bd[i], bc[i]))
-            rc = MPI_ERR_INTERN;
-    }
+    mca_coll_braid_blocks_t blocks = { x->rbuf, x->rcounts, x->displs, x->rdtype };
+    if (MPI_SUCCESS == rc && packed) rc = mca_coll_braid_blocks_unpack(&blocks, P, base, bc, bd);
     return rc;
 }
 
 /* elements of the receive buffer from its start to the end of the last block */
 static size_t span(const vargs_t *x, int P)
 {
-    size_t end = 0;
-    for (int i = 0; i < P; i++) {
-        size_t e = (size_t)(x->displs[i] > 0 ? x->displs[i] : 0) + elems(x->rcounts[i]);
-        if (elems(x->rcounts[i]) && e > end) end = e;
-    }
-    return end;
+    mca_coll_braid_blocks_t blocks = { x->rbuf, x->rcounts, x->displs, x->rdtype };
+    return mca_coll_braid_blocks_span(&blocks, P);
 }
 
 static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vargs_t x)

@@ -16,54 +16,11 @@
  */
 #include "coll_braid.h"
 
-static size_t elems(int n) { return n > 0 ? (size_t)n : 0; }
-
-typedef struct side {
-    const void *buf;
-    const int *counts, *displs;
-    MPI_Datatype dtype;
-} side_t;
+typedef mca_coll_braid_blocks_t side_t;
 
 typedef struct vvargs {
     side_t s, r;
 } vvargs_t;
-
-/* elements of a side's buffer from its start to the end of its last block */
-static size_t span_of(const side_t *x, int P)
-{
-    size_t end = 0;
-    for (int i = 0; i < P; i++) {
-        size_t e = (size_t)(x->displs[i] > 0 ? x->displs[i] : 0) + elems(x->counts[i]);
-        if (elems(x->counts[i]) && e > end) end = e;
-    }
-    return end;
-}
-
-/* A side's blocks as bytes: in the user's buffer (dense type) or packed
- * in scratch slot `slot` (packed in when `read`); counts and byte
- * displacements into bc, bd. NULL: out of memory or a pack failed (*rc). */
-static char *side_bytes(braid_call_t *call, const side_t *x, int P, bool read, int slot,
-                        size_t *bc, size_t *bd, bool *packed, int *rc)
-{
-    size_t tsize = mca_coll_braid_type_size(x->dtype), total = 0;
-    *packed = !mca_coll_braid_is_contiguous(x->dtype, 2);
-    for (int i = 0; i < P; i++) {
-        bc[i] = elems(x->counts[i]) * tsize;
-        bd[i] = *packed ? total : (size_t)(x->displs[i] > 0 ? x->displs[i] : 0) * tsize;
-        total += bc[i];
-    }
-    if (!*packed) return mca_coll_braid_contig_base(x->buf, x->dtype);
-    char *tmp = braid_scratch_get(call->args.scratch, slot, total ? total : 1);
-    MPI_Aint lb, extent;
-    PMPI_Type_get_extent(x->dtype, &lb, &extent);
-    for (int i = 0; read && NULL != tmp && i < P; i++) {
-        const char *at = (const char *)x->buf + (ptrdiff_t)x->displs[i] * extent;
-        if (bc[i] && OMPI_SUCCESS != mca_coll_braid_pack(at, elems(x->counts[i]), x->dtype, tmp + bd[i], bc[i]))
-            *rc = MPI_ERR_INTERN;
-    }
-    if (NULL == tmp) *rc = MPI_ERR_NO_MEM;
-    return MPI_SUCCESS == *rc ? tmp : NULL;
-}
 
 /* An MPI code, or *hand_on when the previous module must run the call. */
 static int alltoallv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
@@ -83,10 +40,12 @@ static int alltoallv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *
     int rc = MPI_SUCCESS;
     bool rpacked, spacked = false;
     /* in place the receive side is the input: packed in too */
-    char *out = side_bytes(&call, &x->r, P, in_place, BRAID_SCRATCH_GLUE_OUT, bc, bd, &rpacked, &rc);
+    char *out = mca_coll_braid_blocks_bytes(call.args.scratch, BRAID_SCRATCH_GLUE_OUT, &x->r, P,
+                                            in_place, bc, bd, &rpacked, &rc);
     const char *in = NULL;
     if (NULL != out && !in_place)
-        in = side_bytes(&call, &x->s, P, true, BRAID_SCRATCH_GLUE_IN, sc, sd, &spacked, &rc);
+        in = mca_coll_braid_blocks_bytes(call.args.scratch, BRAID_SCRATCH_GLUE_IN, &x->s, P, true, sc,
+                                         sd, &spacked, &rc);
     if (MPI_SUCCESS != rc) return rc;
     call.args.sbuf = in;
     call.args.rbuf = out;
@@ -97,13 +56,7 @@ static int alltoallv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *
     call.args.scounts = in_place ? NULL : sc;
     call.args.sdispls = in_place ? NULL : sd;
     rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
-    MPI_Aint lb, extent;
-    PMPI_Type_get_extent(x->r.dtype, &lb, &extent);
-    for (int i = 0; rpacked && MPI_SUCCESS == rc && i < P; i++) {
-        char *at = (char *)x->r.buf + (ptrdiff_t)x->r.displs[i] * extent;
-        if (bc[i] && OMPI_SUCCESS != mca_coll_braid_unpack(at, elems(x->r.counts[i]), x->r.dtype, out + bd[i], bc[i]))
-            rc = MPI_ERR_INTERN;
-    }
+    if (MPI_SUCCESS == rc && rpacked) rc = mca_coll_braid_blocks_unpack(&x->r, P, out, bc, bd);
     return rc;
 }
 
@@ -116,8 +69,8 @@ static int alltoallv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vv
     mca_coll_braid_host_copies_t *hc;
     /* the receive span is read first: its gaps keep their values */
     int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &x.s.buf,
-                                             in_place ? 0 : span_of(&x.s, P), x.s.dtype, &rbuf,
-                                             span_of(&x.r, P), x.r.dtype, true);
+                                             in_place ? 0 : mca_coll_braid_blocks_span(&x.s, P), x.s.dtype, &rbuf,
+                                             mca_coll_braid_blocks_span(&x.r, P), x.r.dtype, true);
     x.r.buf = rbuf;
     if (in_place) x.s.buf = MPI_IN_PLACE;
     if (MPI_SUCCESS == rc) rc = alltoallv_host(m, r, &x, &hand_on);
@@ -152,8 +105,8 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 {
     vvargs_t x = of_request(r);
     int P = r->m->bcomm.size;
-    *sn = MPI_IN_PLACE == r->sbuf ? 0 : span_of(&x.s, P);
-    *rn = span_of(&x.r, P);
+    *sn = MPI_IN_PLACE == r->sbuf ? 0 : mca_coll_braid_blocks_span(&x.s, P);
+    *rn = mca_coll_braid_blocks_span(&x.r, P);
     *rfill = true;
 }
 

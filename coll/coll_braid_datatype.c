@@ -127,3 +127,64 @@ int mca_coll_braid_stage_out(braid_scratch_t *s, MPI_Datatype dtype, size_t coun
         return MPI_ERR_OTHER;
     return MPI_SUCCESS;
 }
+
+/* ------------------------------------------------------------------ */
+/* the v forms' blocks                                                 */
+/* ------------------------------------------------------------------ */
+
+static size_t elems(int n) { return n > 0 ? (size_t)n : 0; }
+
+size_t mca_coll_braid_blocks_span(const mca_coll_braid_blocks_t *b, int P)
+{
+    size_t end = 0;
+    for (int i = 0; i < P; i++) {
+        size_t e = (size_t)(b->displs[i] > 0 ? b->displs[i] : 0) + elems(b->counts[i]);
+        if (elems(b->counts[i]) && e > end) end = e;
+    }
+    return end;
+}
+
+/* where block i starts in the user's buffer */
+static char *block_at(const mca_coll_braid_blocks_t *b, int i)
+{
+    MPI_Aint lb, extent;
+    PMPI_Type_get_extent(b->dtype, &lb, &extent);
+    return (char *)b->buf + (ptrdiff_t)b->displs[i] * extent;
+}
+
+char *mca_coll_braid_blocks_bytes(braid_scratch_t *scratch, int slot, const mca_coll_braid_blocks_t *b,
+                                  int P, bool read, size_t *bc, size_t *bd, bool *packed, int *rc)
+{
+    size_t tsize = mca_coll_braid_type_size(b->dtype), total = 0;
+    /* dense: elements next to each other, so a displacement in elements
+     * is one in bytes times the size */
+    *packed = !mca_coll_braid_is_contiguous(b->dtype, 2);
+    for (int i = 0; i < P; i++) {
+        bc[i] = elems(b->counts[i]) * tsize;
+        bd[i] = *packed ? total : (size_t)(b->displs[i] > 0 ? b->displs[i] : 0) * tsize;
+        total += bc[i];
+    }
+    if (!*packed) return mca_coll_braid_contig_base(b->buf, b->dtype);
+    char *tmp = braid_scratch_get(scratch, slot, total ? total : 1);
+    if (NULL == tmp) {
+        *rc = MPI_ERR_NO_MEM;
+        return NULL;
+    }
+    for (int i = 0; read && i < P; i++)
+        if (bc[i] && OMPI_SUCCESS != mca_coll_braid_pack(block_at(b, i), elems(b->counts[i]), b->dtype,
+                                                         tmp + bd[i], bc[i])) {
+            *rc = MPI_ERR_INTERN;
+            return NULL;
+        }
+    return tmp;
+}
+
+int mca_coll_braid_blocks_unpack(const mca_coll_braid_blocks_t *b, int P, const char *bytes,
+                                 const size_t *bc, const size_t *bd)
+{
+    for (int i = 0; i < P; i++)
+        if (bc[i] && OMPI_SUCCESS != mca_coll_braid_unpack(block_at(b, i), elems(b->counts[i]), b->dtype,
+                                                           bytes + bd[i], bc[i]))
+            return MPI_ERR_INTERN;
+    return MPI_SUCCESS;
+}

@@ -24,6 +24,7 @@ bool mca_coll_braid_scan_install(mca_coll_braid_module_t *m, bool requests);
 bool mca_coll_braid_gather_install(mca_coll_braid_module_t *m, bool requests);
 bool mca_coll_braid_allgatherv_install(mca_coll_braid_module_t *m, bool requests);
 bool mca_coll_braid_alltoallv_install(mca_coll_braid_module_t *m, bool requests);
+bool mca_coll_braid_gatherv_install(mca_coll_braid_module_t *m, bool requests);
 
 END_C_DECLS
 

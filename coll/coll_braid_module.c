@@ -317,7 +317,8 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
               mca_coll_braid_scan_install(m, requests) &
               mca_coll_braid_gather_install(m, requests) &
               mca_coll_braid_allgatherv_install(m, requests) &
-              mca_coll_braid_alltoallv_install(m, requests);
+              mca_coll_braid_alltoallv_install(m, requests) &
+              mca_coll_braid_gatherv_install(m, requests);
     if (!ok) {
         /* same on every rank: the lower-priority components are */
         opal_output_verbose(1, c->output, "braid: no previous collective module to fall back on "

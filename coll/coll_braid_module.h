@@ -23,14 +23,14 @@ BEGIN_C_DECLS
 #define MCA_COLL_BRAID_BLOCKING(X)                                                                \
     X(barrier) X(bcast) X(allreduce) X(allgather) X(reduce) X(reduce_scatter)                     \
     X(reduce_scatter_block) X(alltoall) X(scan) X(exscan) X(gather) X(scatter) X(allgatherv)   \
-    X(alltoallv)
+    X(alltoallv) X(gatherv) X(scatterv)
 #define MCA_COLL_BRAID_REQUESTS(X)                                                                \
     X(ibarrier) X(ibcast) X(iallreduce) X(iallgather) X(ireduce) X(ireduce_scatter)               \
     X(ireduce_scatter_block) X(barrier_init) X(bcast_init) X(allreduce_init) X(allgather_init)    \
     X(reduce_init) X(reduce_scatter_init) X(reduce_scatter_block_init) X(ialltoall)              \
     X(alltoall_init) X(iscan) X(iexscan) X(scan_init) X(exscan_init) X(igather) X(iscatter)     \
     X(gather_init) X(scatter_init) X(iallgatherv) X(allgatherv_init) X(ialltoallv)             \
-    X(alltoallv_init)
+    X(alltoallv_init) X(igatherv) X(iscatterv) X(gatherv_init) X(scatterv_init)
 
 /* Module enable: keep the previous module's `name` and install braid's fn
  * in its place, the previous module retained (true); none there: braid
@@ -102,6 +102,28 @@ int mca_coll_braid_unpack(void *userbuf, size_t count, struct ompi_datatype_t *d
 bool mca_coll_braid_is_contiguous(struct ompi_datatype_t *dt, size_t count);
 void *mca_coll_braid_contig_base(const void *buf, struct ompi_datatype_t *dt);
 size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype);
+
+/* The v forms' blocks: block i is counts[i] elements of dt at displs[i]
+ * extents from buf (P blocks). */
+typedef struct mca_coll_braid_blocks {
+    const void *buf;
+    const int *counts, *displs;
+    struct ompi_datatype_t *dtype;
+} mca_coll_braid_blocks_t;
+/* elements of buf from its start to the end of its last non-empty block */
+size_t mca_coll_braid_blocks_span(const mca_coll_braid_blocks_t *b, int P);
+/* The blocks as bytes for the algorithms: their sizes and byte
+ * displacements into bc and bd (P entries each), and the bytes: the
+ * user's buffer itself when the type is dense (extent = size), else
+ * scratch slot `slot` with the blocks one after another, packed in from
+ * the user's buffer when `read`. NULL: out of memory or a pack failed (*rc
+ * says which). */
+char *mca_coll_braid_blocks_bytes(braid_scratch_t *scratch, int slot, const mca_coll_braid_blocks_t *b,
+                                  int P, bool read, size_t *bc, size_t *bd, bool *packed, int *rc);
+/* The packed blocks (as mca_coll_braid_blocks_bytes laid them out) back to
+ * their places in the user's buffer; gaps and holes keep their values. */
+int mca_coll_braid_blocks_unpack(const mca_coll_braid_blocks_t *b, int P, const char *bytes,
+                                 const size_t *bc, const size_t *bd);
 
 /* How a reduction's buffers reach the algorithms (coll_braid_datatype.c):
  *  - direct: the datatype is dense (contiguous, extent == size, lb == 0),

@@ -56,9 +56,11 @@ struct mca_coll_braid_request {
         MPI_Datatype sdtype, dtype; /* dtype: the receive / reduce datatype */
         MPI_Op op;
         int root;
-        const int *rcounts;         /* MPI_Ireduce_scatter, MPI_Iallgatherv: the caller's array */
-        const int *displs;          /* MPI_Iallgatherv, MPI_Ialltoallv (receive): the caller's */
-        const int *scounts, *sdispls; /* MPI_Ialltoallv: the caller's arrays */
+        const int *rcounts;         /* MPI_Ireduce_scatter, MPI_Iallgatherv, MPI_Igatherv:
+                                       the caller's array */
+        const int *displs;          /* MPI_Iallgatherv, MPI_Ialltoallv (receive), MPI_Igatherv:
+                                       the caller's */
+        const int *scounts, *sdispls; /* MPI_Ialltoallv, MPI_Iscatterv: the caller's arrays */
     } a;
     /* the run: on the user's buffers, or on their host copies */
     const void *sbuf;

@@ -166,13 +166,16 @@ typedef struct braid_coll_args {
     braid_params_t params;
     /* reduce_scatter: elements each rank receives (size entries); NULL for
      * reduce_scatter_block, where every rank receives `count`.
-     * allgatherv, alltoallv: the elements of each rank's block. */
+     * allgatherv, alltoallv, gatherv (the root's): the elements of each
+     * rank's block. */
     const size_t *rcounts;
-    /* allgatherv, alltoallv: where each rank's block starts in rbuf, in
-     * elements (size entries); NULL for every other collective */
+    /* allgatherv, alltoallv, gatherv (the root's): where each rank's block
+     * starts in rbuf, in elements (size entries); NULL for every other
+     * collective */
     const size_t *displs;
-    /* alltoallv: the elements of the block for each rank and where it
-     * starts in sbuf (size entries each); NULL for every other collective */
+    /* alltoallv, scatterv (the root's): the elements of the block for each
+     * rank and where it starts in sbuf (size entries each); NULL for every
+     * other collective */
     const size_t *scounts, *sdispls;
     /* allreduce hierarchical: the node and leader views and the algorithm of
      * each phase; NULL for every other algorithm */
@@ -222,6 +225,18 @@ typedef int (*braid_algo_fn_t)(braid_comm_t *c, const braid_coll_args_t *a);
  *                  block i for rank i; rbuf receives this rank's block
  *                  (the root's rbuf NULL = in place: its block stays in
  *                  sbuf); the others' sbuf is not used
+ *  gatherv         sbuf holds count elements, this rank's block (NULL = in
+ *                  place, the root only: its block is already at
+ *                  rbuf + displs[root]*esize); the root's rbuf receives
+ *                  block i, rcounts[i] elements, at displs[i]. A rank
+ *                  knows only its own count: rcounts and displs are the
+ *                  root's (NULL elsewhere), count differs from rank to
+ *                  rank, and the root's count is rcounts[root]
+ *  scatterv        the root's sbuf holds block i for rank i, scounts[i]
+ *                  elements at sdispls[i] (the root's only: NULL
+ *                  elsewhere); rbuf receives this rank's block of count
+ *                  elements (the root's rbuf NULL = in place: its block
+ *                  stays in sbuf)
  */
 
 /* allreduce in three phases over views of one communicator (braid_topo.h):

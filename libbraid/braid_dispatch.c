@@ -381,9 +381,14 @@ static const braid_algorithm_t *fit_shm(braid_site_t *s, braid_call_t *call,
     const braid_coll_args_t *a = &call->args;
     if (!(alg->options & BRAID_OPT_SHM)) return alg;
     /* what one rank's slot must hold: reduce-scatter's whole input,
-     * alltoall's and the scatter root's P blocks */
+     * alltoall's and the scatter root's P blocks; nothing for the v forms
+     * whose counts only some ranks know: their shm algorithms choose a
+     * way per block in the call (count differs from rank to rank there) */
     bool blocks = BRAID_COLL_ALLTOALL == call->coll || BRAID_COLL_SCATTER == call->coll;
-    size_t elems = BRAID_COLL_REDUCE_SCATTER == call->coll ? rs_total(a, s->comm->size)
+    bool per_block = BRAID_COLL_ALLTOALLV == call->coll || BRAID_COLL_GATHERV == call->coll ||
+                     BRAID_COLL_SCATTERV == call->coll;
+    size_t elems = per_block                                ? 0
+                   : BRAID_COLL_REDUCE_SCATTER == call->coll ? rs_total(a, s->comm->size)
                    : blocks                                 ? a->count * (size_t)s->comm->size
                                                             : a->count;
     const braid_comm_t *c = braid_call_shm_comm(s, call);

@@ -36,7 +36,9 @@ _Static_assert(BRAID_BARRIER_NALGS <= BRAID_MAX_ALGS && BRAID_BCAST_NALGS <= BRA
                    && BRAID_EXSCAN_NALGS <= BRAID_MAX_ALGS && BRAID_GATHER_NALGS <= BRAID_MAX_ALGS
                    && BRAID_SCATTER_NALGS <= BRAID_MAX_ALGS
                    && BRAID_ALLGATHERV_NALGS <= BRAID_MAX_ALGS
-                   && BRAID_ALLTOALLV_NALGS <= BRAID_MAX_ALGS,
+                   && BRAID_ALLTOALLV_NALGS <= BRAID_MAX_ALGS
+                   && BRAID_GATHERV_NALGS <= BRAID_MAX_ALGS
+                   && BRAID_SCATTERV_NALGS <= BRAID_MAX_ALGS,
                "a collective has more algorithms than BRAID_MAX_ALGS");
 
 TABLES(BARRIER, barrier)
@@ -52,6 +54,8 @@ TABLES(GATHER, gather)
 TABLES(SCATTER, scatter)
 TABLES(ALLGATHERV, allgatherv)
 TABLES(ALLTOALLV, alltoallv)
+TABLES(GATHERV, gatherv)
+TABLES(SCATTERV, scatterv)
 
 #define COLL(C, c, mpi) [BRAID_COLL_##C] = { #c, mpi, BRAID_##C##_NALGS, c##_algs, c##_names }
 static const braid_collective_t collectives[BRAID_COLL_N] = {
@@ -68,6 +72,8 @@ static const braid_collective_t collectives[BRAID_COLL_N] = {
     COLL(SCATTER, scatter, "MPI_Scatter"),
     COLL(ALLGATHERV, allgatherv, "MPI_Allgatherv"),
     COLL(ALLTOALLV, alltoallv, "MPI_Alltoallv"),
+    COLL(GATHERV, gatherv, "MPI_Gatherv"),
+    COLL(SCATTERV, scatterv, "MPI_Scatterv"),
 };
 
 static const braid_collective_t *coll_of(braid_coll_t coll)

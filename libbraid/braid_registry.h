@@ -50,6 +50,8 @@ typedef enum braid_coll {
     BRAID_COLL_SCATTER,
     BRAID_COLL_ALLGATHERV,
     BRAID_COLL_ALLTOALLV,
+    BRAID_COLL_GATHERV,
+    BRAID_COLL_SCATTERV,
     BRAID_COLL_N
 } braid_coll_t;
 
@@ -150,6 +152,14 @@ typedef enum braid_noncomm {
     X(ALLTOALLV, alltoallv, PAIRWISE, pairwise, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
     X(ALLTOALLV, alltoallv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
 
+#define BRAID_GATHERV_ALGORITHMS(X)                                             \
+    X(GATHERV, gatherv, LINEAR, linear, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)    \
+    X(GATHERV, gatherv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
+
+#define BRAID_SCATTERV_ALGORITHMS(X)                                            \
+    X(SCATTERV, scatterv, LINEAR, linear, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)  \
+    X(SCATTERV, scatterv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
+
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \
     BRAID_BARRIER_ALGORITHMS(X) BRAID_BCAST_ALGORITHMS(X)                         \
@@ -157,7 +167,7 @@ typedef enum braid_noncomm {
     BRAID_REDUCE_SCATTER_ALGORITHMS(X) BRAID_ALLGATHER_ALGORITHMS(X)              \
     BRAID_ALLTOALL_ALGORITHMS(X) BRAID_SCAN_ALGORITHMS(X) BRAID_EXSCAN_ALGORITHMS(X)   \
     BRAID_GATHER_ALGORITHMS(X) BRAID_SCATTER_ALGORITHMS(X) BRAID_ALLGATHERV_ALGORITHMS(X) \
-    BRAID_ALLTOALLV_ALGORITHMS(X)
+    BRAID_ALLTOALLV_ALGORITHMS(X) BRAID_GATHERV_ALGORITHMS(X) BRAID_SCATTERV_ALGORITHMS(X)
 
 /* ids: BRAID_ALLREDUCE_RING = 1, ..., BRAID_ALLREDUCE_NALGS (one past the last) */
 #define BRAID_REGISTRY_ID(C, c, ID, name, opts, noncomm) BRAID_##C##_##ID,
@@ -180,6 +190,9 @@ enum { BRAID_ALLGATHERV_AUTO_ = 0, BRAID_ALLGATHERV_ALGORITHMS(BRAID_REGISTRY_ID
        BRAID_ALLGATHERV_NALGS };
 enum { BRAID_ALLTOALLV_AUTO_ = 0, BRAID_ALLTOALLV_ALGORITHMS(BRAID_REGISTRY_ID)
        BRAID_ALLTOALLV_NALGS };
+enum { BRAID_GATHERV_AUTO_ = 0, BRAID_GATHERV_ALGORITHMS(BRAID_REGISTRY_ID) BRAID_GATHERV_NALGS };
+enum { BRAID_SCATTERV_AUTO_ = 0, BRAID_SCATTERV_ALGORITHMS(BRAID_REGISTRY_ID)
+       BRAID_SCATTERV_NALGS };
 
 /* At least as many ids as any collective has, "auto" included (for arrays
  * indexed by id across collectives; braid_registry.c checks the bound at

@@ -32,6 +32,8 @@
  *    P = 3; at P <= 2 linear, the same one message without a tree.
  *  - allgatherv: ring (its one message algorithm) at every size.
  *  - alltoallv: pairwise (its one message algorithm) at every size.
+ *  - gatherv, scatterv: linear (their one message algorithm: a rank
+ *    knows only its own count, so no rank can forward another's block).
  *  - P = 2 allreduce is measured (contrib/compare.sh, np=2, 5 interleaved
  *    repetitions on the 2-core machine, docs/SELECTION.md): one exchange
  *    (recursive_doubling: a plain loop of 8-byte calls took 0.31 us against
@@ -228,7 +230,9 @@ static const char builtin_rules[] =
     "scatter        3-inf       *               binomial\n"
     "\n"
     "allgatherv     1-inf       *               ring\n"
-    "alltoallv      1-inf       *               pairwise\n";
+    "alltoallv      1-inf       *               pairwise\n"
+    "gatherv        1-inf       *               linear\n"
+    "scatterv       1-inf       *               linear\n";
 
 /* Where the shared-memory tier takes over on a communicator that has a
  * segment (every rank on one node, set up after a few calls: coll/
@@ -259,7 +263,12 @@ static const char builtin_rules[] =
  * BENCHMARKS.md "scan and exscan"); at larger P the highest rank folds
  * P - 1 inputs, where recursive doubling reads and folds about 4 lg P
  * times S: single copy to P = 4, the cells to 8K up to P = 8 and to 1K up
- * to 64 (the model's reasoning, unmeasured). */
+ * to 64 (the model's reasoning, unmeasured).
+ * gatherv, scatterv: measured at np=2 (OSU osu_gatherv, osu_scatterv,
+ * docs/BENCHMARKS.md); to P = 8 every block moves once either way and the
+ * cells spare the root P - 1 message matches (reasoned, unmeasured); the
+ * selection size is 0 for both (a rank knows only its own count), so the
+ * rows name communicator sizes alone. */
 static const char builtin_shm_rules[] =
     "# collective   comm_size   msg_size        algorithm\n"
     "barrier        1-64        *               shm\n"
@@ -291,7 +300,9 @@ static const char builtin_shm_rules[] =
     "allgatherv     3-8         0-4K            shm\n"
     "allgatherv     3-8         8K-inf          shm\n"
     "allgatherv     9-64        0-512           shm\n"
-    "alltoallv      1-2         *               shm\n";
+    "alltoallv      1-2         *               shm\n"
+    "gatherv        1-8         *               shm\n"
+    "scatterv       1-8         *               shm\n";
 
 static braid_table_t builtin, builtin_shm;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;

@@ -1,0 +1,295 @@
+/*
+ * coll_braid_gatherv.c - MPI_Gatherv and MPI_Scatterv, with their MPI_I*
+ * and _init forms.
+ *
+ * The algorithms take bytes: the root's blocks with their byte sizes and
+ * byte displacements (the user's buffer when its type is dense, else
+ * packed one after another in scratch and unpacked to their places at the
+ * end, so gaps and holes keep their values), and every other rank's own
+ * block (the user's buffer when contiguous, else packed). A rank knows
+ * only its own count, so the selection size is 0 for every call and the
+ * shm algorithms choose each block's way in the call; no rank may skip a
+ * call whose own block is empty. In place: the gather root's block is
+ * already at its displacement, the scatter root's stays in its send
+ * buffer. Device buffers are exchanged through host copies of the spans
+ * the displacements cover.
+ */
+#include "coll_braid.h"
+
+static size_t elems(int n) { return n > 0 ? (size_t)n : 0; }
+
+/* The root's blocks (gatherv: received, scatterv: sent) and this rank's
+ * own block (gatherv: sent, scatterv: received). */
+typedef struct vrooted {
+    mca_coll_braid_blocks_t blocks;
+    const void *own;          /* gatherv: sbuf; scatterv: rbuf (MPI_IN_PLACE at the root) */
+    int own_count;
+    MPI_Datatype own_dtype;
+    int root;
+} vrooted_t;
+
+/* This rank's block as bytes: the user's buffer when contiguous, else
+ * scratch slot `slot` (packed in when read). NULL with *rc set: no memory
+ * or a failed pack. */
+static char *own_bytes(braid_call_t *call, const vrooted_t *x, bool read, int slot, bool *packed,
+                       int *rc)
+{
+    size_t n = elems(x->own_count), bytes = n * mca_coll_braid_type_size(x->own_dtype);
+    *packed = !mca_coll_braid_is_contiguous(x->own_dtype, n);
+    if (!*packed) return mca_coll_braid_contig_base(x->own, x->own_dtype);
+    char *tmp = braid_scratch_get(call->args.scratch, slot, bytes ? bytes : 1);
+    if (NULL == tmp) *rc = MPI_ERR_NO_MEM;
+    else if (read && OMPI_SUCCESS != mca_coll_braid_pack(x->own, n, x->own_dtype, tmp, bytes))
+        *rc = MPI_ERR_INTERN;
+    return MPI_SUCCESS == *rc ? tmp : NULL;
+}
+
+/* An MPI code, or *hand_on when the previous module must run the call. */
+static int vrooted_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
+                        const vrooted_t *x, bool *hand_on)
+{
+    int P = m->bcomm.size;
+    bool gather = BRAID_COLL_GATHERV == coll, is_root = m->bcomm.rank == x->root;
+    bool in_place = is_root && MPI_IN_PLACE == x->own;
+    braid_call_t call;
+    *hand_on = false;
+    if (!mca_coll_braid_call_begin(m, &call, coll, 0, r)) {
+        *hand_on = true;
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_SUCCESS;
+    bool blocks_packed = false, own_packed = false;
+    size_t *bc = NULL, *bd = NULL, own = elems(x->own_count) * mca_coll_braid_type_size(x->own_dtype);
+    char *blocks = NULL, *mine = NULL;
+    if (is_root) {
+        bc = braid_call_counts(&m->site, call.req, 0, 2 * (size_t)P);
+        if (NULL == bc) return MPI_ERR_NO_MEM;
+        bd = bc + P;
+        /* the gather root in place reads its own block from the blocks */
+        blocks = mca_coll_braid_blocks_bytes(call.args.scratch, BRAID_SCRATCH_GLUE_OUT, &x->blocks, P,
+                                             !gather || in_place, bc, bd, &blocks_packed, &rc);
+        own = bc[x->root];
+    }
+    if (MPI_SUCCESS == rc && !in_place)
+        mine = own_bytes(&call, x, gather, BRAID_SCRATCH_GLUE_IN, &own_packed, &rc);
+    if (MPI_SUCCESS != rc) return rc;
+    call.args.sbuf = gather ? mine : blocks;
+    call.args.rbuf = gather ? blocks : mine;
+    call.args.count = own;
+    call.args.esize = 1;
+    call.args.root = x->root;
+    call.args.rcounts = gather ? bc : NULL;
+    call.args.displs = gather ? bd : NULL;
+    call.args.scounts = gather ? NULL : bc;
+    call.args.sdispls = gather ? NULL : bd;
+    rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    if (MPI_SUCCESS != rc) return rc;
+    if (gather && blocks_packed) return mca_coll_braid_blocks_unpack(&x->blocks, P, blocks, bc, bd);
+    if (!gather && own_packed &&
+        OMPI_SUCCESS != mca_coll_braid_unpack((void *)x->own, elems(x->own_count), x->own_dtype, mine, own))
+        return MPI_ERR_INTERN;
+    return MPI_SUCCESS;
+}
+
+/* Host copies of device buffers around the call: the root's blocks (the
+ * whole span, read first: its gaps keep their values) and this rank's own
+ * block (gatherv: sent; scatterv: received, read first when its type has
+ * holes) */
+static void copy_counts(bool gather, bool is_root, const vrooted_t *x, int P, size_t *blocks_n,
+                        size_t *own_n, bool *own_fill)
+{
+    *blocks_n = is_root ? mca_coll_braid_blocks_span(&x->blocks, P) : 0;
+    *own_n = MPI_IN_PLACE == x->own ? 0 : elems(x->own_count);
+    *own_fill = !gather && !mca_coll_braid_is_contiguous(x->own_dtype, *own_n);
+}
+
+static int call_prev(mca_coll_braid_module_t *m, bool gather, const vrooted_t *x)
+{
+    const mca_coll_braid_blocks_t *b = &x->blocks;
+    if (gather)
+        return m->prev.coll_gatherv(x->own, x->own_count, x->own_dtype, (void *)b->buf, b->counts,
+                                    b->displs, b->dtype, x->root, m->comm,
+                                    m->prev.coll_gatherv_module);
+    return m->prev.coll_scatterv(b->buf, b->counts, b->displs, b->dtype, (void *)x->own, x->own_count,
+                                 x->own_dtype, x->root, m->comm, m->prev.coll_scatterv_module);
+}
+
+static int vrooted(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
+                   vrooted_t x)
+{
+    bool gather = BRAID_COLL_GATHERV == coll, is_root = m->bcomm.rank == x.root, hand_on;
+    size_t bn, on;
+    bool ofill;
+    copy_counts(gather, is_root, &x, m->bcomm.size, &bn, &on, &ofill);
+    bool in_place = MPI_IN_PLACE == x.own;
+    const void *none = NULL;
+    void *blocks = (void *)x.blocks.buf, *own = (void *)x.own;
+    mca_coll_braid_host_copies_t *hc;
+    int rc = gather ? mca_coll_braid_host_copies_open(&hc, 0 == on ? &none : &x.own, on, x.own_dtype,
+                                                      0 == bn ? NULL : &blocks, bn, x.blocks.dtype, true)
+                    : mca_coll_braid_host_copies_open(&hc, 0 == bn ? &none : &x.blocks.buf, bn,
+                                                      x.blocks.dtype, 0 == on ? NULL : &own, on,
+                                                      x.own_dtype, ofill);
+    if (gather) x.blocks.buf = blocks;
+    else x.own = own;
+    if (in_place) x.own = MPI_IN_PLACE;
+    if (MPI_SUCCESS == rc) rc = vrooted_host(m, r, coll, &x, &hand_on);
+    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r)) rc = call_prev(m, gather, &x);
+    return mca_coll_braid_host_copies_close(hc, rc);
+}
+
+/* ------------------------------------------------------------------ */
+/* requests                                                            */
+/* ------------------------------------------------------------------ */
+
+/* gatherv: a.usbuf/scount/sdtype the own block, a.urbuf/rcounts/displs/
+ * dtype the blocks; scatterv: a.usbuf/scounts/sdispls/sdtype the blocks,
+ * a.urbuf/count/dtype the own block */
+static vrooted_t of_request(const mca_coll_braid_request_t *r)
+{
+    if (BRAID_COLL_GATHERV == r->family->coll) {
+        vrooted_t x = { { r->rbuf, r->a.rcounts, r->a.displs, r->a.dtype }, r->sbuf, r->a.scount,
+                        r->a.sdtype, r->a.root };
+        return x;
+    }
+    vrooted_t x = { { r->sbuf, r->a.scounts, r->a.sdispls, r->a.sdtype }, r->rbuf, r->a.count,
+                    r->a.dtype, r->a.root };
+    return x;
+}
+
+static int run(mca_coll_braid_request_t *r)
+{
+    return vrooted(r->m, r, r->family->coll, of_request(r));
+}
+
+static int prev_igatherv(mca_coll_braid_request_t *r, ompi_request_t **req)
+{
+    mca_coll_braid_module_t *m = r->m;
+    return m->prev.coll_igatherv(r->sbuf, r->a.scount, r->a.sdtype, r->rbuf, r->a.rcounts,
+                                 r->a.displs, r->a.dtype, r->a.root, m->comm, req,
+                                 m->prev.coll_igatherv_module);
+}
+
+static int prev_iscatterv(mca_coll_braid_request_t *r, ompi_request_t **req)
+{
+    mca_coll_braid_module_t *m = r->m;
+    return m->prev.coll_iscatterv(r->sbuf, r->a.scounts, r->a.sdispls, r->a.sdtype, r->rbuf,
+                                  r->a.count, r->a.dtype, r->a.root, m->comm, req,
+                                  m->prev.coll_iscatterv_module);
+}
+
+static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill)
+{
+    vrooted_t x = of_request(r);
+    bool gather = BRAID_COLL_GATHERV == r->family->coll, fill;
+    size_t bn, on;
+    copy_counts(gather, r->m->bcomm.rank == x.root, &x, r->m->bcomm.size, &bn, &on, &fill);
+    *sn = gather ? on : bn;
+    *rn = gather ? bn : on;
+    *rfill = gather || fill;
+}
+
+static const mca_coll_braid_family_t gatherv_family = { BRAID_COLL_GATHERV, run, prev_igatherv,
+                                                        copies };
+static const mca_coll_braid_family_t scatterv_family = { BRAID_COLL_SCATTERV, run, prev_iscatterv,
+                                                         copies };
+
+/* ------------------------------------------------------------------ */
+/* entry points                                                        */
+/* ------------------------------------------------------------------ */
+
+#define GATHERV_ARGS                                                                          \
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,                 \
+        const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype, int root,      \
+        struct ompi_communicator_t *comm
+#define SCATTERV_ARGS                                                                         \
+    const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdtype,  \
+        void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,                     \
+        struct ompi_communicator_t *comm
+
+static void gatherv_args(mca_coll_braid_request_t *r, GATHERV_ARGS)
+{
+    (void)comm;
+    r->a.usbuf = sbuf;
+    r->a.scount = scount;
+    r->a.sdtype = sdtype;
+    r->a.urbuf = rbuf;
+    r->a.rcounts = rcounts;
+    r->a.displs = displs;
+    r->a.dtype = rdtype;
+    r->a.root = root;
+}
+
+static void scatterv_args(mca_coll_braid_request_t *r, SCATTERV_ARGS)
+{
+    (void)comm;
+    r->a.usbuf = sbuf;
+    r->a.scounts = scounts;
+    r->a.sdispls = displs;
+    r->a.sdtype = sdtype;
+    r->a.urbuf = rbuf;
+    r->a.count = rcount;
+    r->a.dtype = rdtype;
+    r->a.root = root;
+}
+
+static int mca_coll_braid_gatherv(GATHERV_ARGS, mca_coll_base_module_t *module)
+{
+    (void)comm;
+    vrooted_t x = { { rbuf, rcounts, displs, rdtype }, sbuf, scount, sdtype, root };
+    return vrooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_GATHERV, x);
+}
+
+static int mca_coll_braid_scatterv(SCATTERV_ARGS, mca_coll_base_module_t *module)
+{
+    (void)comm;
+    vrooted_t x = { { sbuf, scounts, displs, sdtype }, rbuf, rcount, rdtype, root };
+    return vrooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_SCATTERV, x);
+}
+
+static int mca_coll_braid_igatherv(GATHERV_ARGS, ompi_request_t **request,
+                                   mca_coll_base_module_t *module)
+{
+    MCA_COLL_BRAID_REQUEST_NEW(r, gatherv_family, BRAID_TASK_NONBLOCKING);
+    gatherv_args(r, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
+    return mca_coll_braid_request_post(r, request);
+}
+
+static int mca_coll_braid_iscatterv(SCATTERV_ARGS, ompi_request_t **request,
+                                    mca_coll_base_module_t *module)
+{
+    MCA_COLL_BRAID_REQUEST_NEW(r, scatterv_family, BRAID_TASK_NONBLOCKING);
+    scatterv_args(r, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
+    return mca_coll_braid_request_post(r, request);
+}
+
+static int mca_coll_braid_gatherv_init(GATHERV_ARGS, struct ompi_info_t *info,
+                                       ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    MCA_COLL_BRAID_REQUEST_NEW(r, gatherv_family, BRAID_TASK_PERSISTENT);
+    (void)info;
+    gatherv_args(r, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
+    return mca_coll_braid_request_persist(r, request);
+}
+
+static int mca_coll_braid_scatterv_init(SCATTERV_ARGS, struct ompi_info_t *info,
+                                        ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    MCA_COLL_BRAID_REQUEST_NEW(r, scatterv_family, BRAID_TASK_PERSISTENT);
+    (void)info;
+    scatterv_args(r, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
+    return mca_coll_braid_request_persist(r, request);
+}
+
+bool mca_coll_braid_gatherv_install(mca_coll_braid_module_t *m, bool requests)
+{
+    bool ok = true;
+    ok = MCA_COLL_BRAID_TAKE(m, gatherv, mca_coll_braid_gatherv) && ok;
+    ok = MCA_COLL_BRAID_TAKE(m, scatterv, mca_coll_braid_scatterv) && ok;
+    if (!requests) return ok;
+    (void)MCA_COLL_BRAID_TAKE(m, igatherv, mca_coll_braid_igatherv);
+    (void)MCA_COLL_BRAID_TAKE(m, iscatterv, mca_coll_braid_iscatterv);
+    (void)MCA_COLL_BRAID_TAKE(m, gatherv_init, mca_coll_braid_gatherv_init);
+    (void)MCA_COLL_BRAID_TAKE(m, scatterv_init, mca_coll_braid_scatterv_init);
+    return ok;
+}

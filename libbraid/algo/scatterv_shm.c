@@ -1,0 +1,121 @@
+/*
+ * scatterv shm: the root's blocks through the node's shared-memory
+ * segment, by the way their total allows
+ *
+ *   cells (the others' blocks and a table of P + 1 words within the
+ *                root's slot): the root copies them in and returns; each
+ *                rank copies its block out
+ *   single copy (above a slot, where the node has a reader): the root
+ *                publishes each block's address; each rank reads its
+ *                block straight from the root's send buffer, and the root
+ *                returns once all are done
+ *   message (above a slot, no reader): the root sends every rank its
+ *                block, as scatterv_linear does
+ *
+ *   steps: 1   bytes: each block once (cells: twice, at cache speed)
+ *
+ * Only the root knows every count, so the root alone chooses the way and
+ * writes it in its slot, first word, with a table of where each rank's
+ * block lies (its offset in the slot, or its address in the root's
+ * memory); a rank waits for the root's slot and follows the way it finds
+ * there. A rank with an empty block reads nothing and waits for nothing.
+ * In place (the root's rbuf NULL) the root's block stays in sbuf.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "braid_algo.h"
+#include "braid_cost.h"
+#include "braid_engines.h"
+#include "braid_registry.h"
+#include "braid_shm.h"
+
+enum { WAY_CELLS = 1, WAY_DIRECT = 2, WAY_MESSAGE = 3 };
+
+/* bytes of sbuf from its start to the end of its last block */
+static size_t span_of(const braid_coll_args_t *a, int P)
+{
+    size_t end = 0;
+    for (int q = 0; q < P; q++)
+        if (a->scounts[q] && a->sdispls[q] + a->scounts[q] > end) end = a->sdispls[q] + a->scounts[q];
+    return end * a->esize;
+}
+
+/* The root's way and table (and, for the cells, the blocks) in its slot. */
+static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
+                          unsigned char *slot)
+{
+    int P = c->size, root = a->root;
+    size_t es = a->esize, head = (size_t)(P + 1) * sizeof(uint64_t), others = 0;
+    for (int q = 0; q < P; q++)
+        if (q != root) others += a->scounts[q] * es;
+    uint64_t way = NULL != braid_shm_of(c, head + others)            ? WAY_CELLS
+                   : NULL != braid_shm_direct(c, head + others)      ? WAY_DIRECT
+                                                                     : WAY_MESSAGE;
+    const char *base = a->sbuf;
+    if (WAY_DIRECT == way) base = braid_shm_expose(s, a->sbuf, span_of(a, P), a->scratch);
+    if (NULL == base) way = WAY_MESSAGE;   /* no memory for a readable copy */
+    memcpy(slot, &way, sizeof way);
+    uint64_t off = head;
+    for (int q = 0; q < P && WAY_MESSAGE != way; q++) {
+        size_t n = a->scounts[q] * es;
+        if (q == root) continue;
+        uint64_t at = WAY_CELLS == way ? off : (uint64_t)(uintptr_t)(base + a->sdispls[q] * es);
+        memcpy(slot + (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
+        if (WAY_CELLS == way) memcpy(slot + off, (const char *)a->sbuf + a->sdispls[q] * es, n);
+        if (WAY_CELLS == way) off += n;
+    }
+    return way;
+}
+
+static int send_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s)
+{
+    int P = c->size, root = a->root;
+    size_t es = a->esize;
+    uint64_t seq = braid_shm_begin(s);
+    braid_shm_claim(s, seq);
+    uint64_t way = fill_slot(c, a, s, braid_shm_slot(s, seq, root));
+    braid_shm_arrive(s, seq);
+    if (NULL != a->rbuf && a->scounts[root])
+        memcpy(a->rbuf, (const char *)a->sbuf + a->sdispls[root] * es, a->scounts[root] * es);
+    braid_shm_done(s, seq);
+    if (WAY_DIRECT == way) braid_shm_wait_all_done(s, seq);
+    if (WAY_MESSAGE != way) return BRAID_OK;
+    braid_req_t *reqs = braid_scratch_get(a->scratch, BRAID_SLOT_TABLE, (size_t)P * sizeof *reqs);
+    if (NULL == reqs) return BRAID_ERR_NOMEM;
+    int nreq = 0, rc = BRAID_OK;
+    for (int q = 0; q < P && BRAID_OK == rc; q++)
+        if (q != root && a->scounts[q])
+            rc = braid_isend(c, q, 0, (const char *)a->sbuf + a->sdispls[q] * es, a->scounts[q] * es,
+                             &reqs[nreq++]);
+    int wrc = braid_waitall(c, nreq, reqs);
+    return BRAID_OK != rc ? rc : wrc;
+}
+
+static int receive_block(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s)
+{
+    int me = c->rank, root = a->root, rc = BRAID_OK;
+    size_t n = a->count * a->esize;
+    uint64_t seq = braid_shm_begin(s), way = 0, at = 0;
+    if (n) {
+        braid_shm_wait_one(s, seq, root);
+        const unsigned char *slot = braid_shm_slot(s, seq, root);
+        memcpy(&way, slot, sizeof way);
+        memcpy(&at, slot + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
+        if (WAY_CELLS == way) memcpy(a->rbuf, slot + at, n);
+        if (WAY_DIRECT == way) rc = s->read(s->read_arg, root, a->rbuf, at, n);
+    }
+    braid_shm_done(s, seq);
+    if (WAY_MESSAGE == way) rc = braid_recv(c, root, 0, a->rbuf, n);
+    return rc;
+}
+
+int braid_scatterv_shm(braid_comm_t *c, const braid_coll_args_t *a)
+{
+    braid_shm_t *s = braid_shm_of(c, (size_t)(c->size + 1) * sizeof(uint64_t));
+    if (NULL == s) return braid_shm_of(c, 0) ? braid_scatterv_linear(c, a) : BRAID_ERR_UNSUPPORTED;
+    return c->rank == a->root ? send_blocks(c, a, s) : receive_block(c, a, s);
+}
+
+/* not in the alpha-beta model (no messages): measured, see the table */
+BRAID_COST_NOT_MODELLED(braid_cost_scatterv_shm)
