@@ -169,7 +169,7 @@ static const err_case_t err_cases[] = {
     { "allreduc 2 * ring",
       "rules.txt:1: unknown collective 'allreduc'; valid: barrier | bcast | allreduce | reduce | "
       "reduce_scatter | allgather | alltoall | scan | exscan | gather | scatter | "
-      "allgatherv | alltoallv" },
+      "allgatherv | alltoallv | gatherv | scatterv" },
     { "barrier * * ring",
       "rules.txt:1: unknown algorithm 'ring' for barrier; valid: %s", 1 + BRAID_COLL_BARRIER },
     { "allreduce 2 * ring_chunked size=1M",

@@ -209,8 +209,9 @@ typedef struct unit_run {
     unit_case_t k;
     braid_coll_args_t args;         /* every rank's, but sbuf, rbuf, scratch */
     size_t off[UNIT_MAX_P + 1];     /* reduce_scatter: block b is [off[b], off[b+1]) */
-    /* allgatherv: each rank's elements and where its block starts in rbuf
-     * (the blocks in reverse rank order, with gaps), and rbuf's elements */
+    /* allgatherv, gatherv, scatterv: each rank's elements and where its
+     * block starts in rbuf (the root's sbuf for scatterv; the blocks in
+     * reverse rank order, with gaps), and that buffer's elements */
     size_t vcount[UNIT_MAX_P], vdispl[UNIT_MAX_P], vspan;
     /* alltoallv: each rank's send counts, send displacements, receive
      * counts and receive displacements (P x P each, by rank), and the
@@ -293,7 +294,8 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
     a->count = k->count;
     bool moves = BRAID_COLL_ALLGATHER == coll || BRAID_COLL_ALLTOALL == coll ||
                  BRAID_COLL_GATHER == coll || BRAID_COLL_SCATTER == coll ||
-                 BRAID_COLL_ALLGATHERV == coll || BRAID_COLL_ALLTOALLV == coll;
+                 BRAID_COLL_ALLGATHERV == coll || BRAID_COLL_ALLTOALLV == coll ||
+                 BRAID_COLL_GATHERV == coll || BRAID_COLL_SCATTERV == coll;
     a->esize = BRAID_COLL_BCAST == coll ? 1 : moves ? (k->esize ? k->esize : 8) : unit_op_esize(k->kind);
     a->root = k->root;
     a->op = unit_op(k->kind);
@@ -313,6 +315,17 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
         }
         a->rcounts = R->vcount;
         a->displs = R->vdispl;
+    }
+    if (BRAID_COLL_GATHERV == coll || BRAID_COLL_SCATTERV == coll) {
+        /* 1.5, 1, 0.5 and 0 times count elements in turn, the blocks in
+         * reverse rank order with gaps; the counts and displacements are
+         * the root's alone, count each rank's own (unit_rank_args) */
+        for (int q = P - 1; q >= 0; q--) {
+            R->vcount[q] = (size_t)(3 - (q + 3) % 4) * k->count / 2;
+            R->vdispl[q] = R->vspan;
+            R->vspan += R->vcount[q] + (size_t)(q % 3);
+        }
+        a->rcounts = NULL;
     }
     for (int r = 0; r < P; r++) {
         switch (coll) {
@@ -413,6 +426,27 @@ static inline unit_run_t *unit_run_new(braid_coll_t coll, int alg, int P, const 
             for (size_t i = 0; i < bytes; i++) mine[i] = unit_byte(r, i);
             break;
         }
+        case BRAID_COLL_GATHERV: {
+            /* rank r's block: unit_byte(r, i); in place the root's sits in rbuf */
+            size_t n = R->vcount[r] * es;
+            unsigned char *mine;
+            if (r == k->root) R->rbuf[r] = unit_alloc(R->vspan * es, UNIT_GARBAGE);
+            if (r == k->root && k->in_place) mine = R->rbuf[r] + R->vdispl[r] * es;
+            else mine = R->sbuf[r] = unit_alloc(n, 0);
+            for (size_t i = 0; i < n; i++) mine[i] = unit_byte(r, i);
+            break;
+        }
+        case BRAID_COLL_SCATTERV:
+            /* the root's block d: unit_a2a_byte(root, d, i) at its
+             * displacement; in place its rbuf is NULL */
+            if (r == k->root) {
+                R->sbuf[r] = unit_alloc(R->vspan * es, UNIT_GARBAGE);
+                for (int d = 0; d < P; d++)
+                    for (size_t i = 0; i < R->vcount[d] * es; i++)
+                        R->sbuf[r][R->vdispl[d] * es + i] = unit_a2a_byte(r, d, i);
+            }
+            if (r != k->root || !k->in_place) R->rbuf[r] = unit_alloc(R->vcount[r] * es, UNIT_GARBAGE);
+            break;
         case BRAID_COLL_SCATTER:
             /* the root's block d: unit_a2a_byte(root, d, i); in place its rbuf is NULL */
             if (r == k->root) {
@@ -454,6 +488,14 @@ static inline void *unit_shm_segment(int P, int ncells, size_t slot)
  * as the component's segment refuses what does not fit its slots. */
 #define UNIT_SHM_SLOT_MAX ((size_t)16 << 10)
 
+/* The v forms whose shm algorithms choose a way per block or per owner
+ * in the call (messages where neither the cells nor a reader carries
+ * it): never refused for a size. */
+static inline bool unit_per_block(braid_coll_t coll)
+{
+    return BRAID_COLL_ALLTOALLV == coll || BRAID_COLL_GATHERV == coll || BRAID_COLL_SCATTERV == coll;
+}
+
 /* One rank's bytes in case k of R (the size a shm slot must hold). */
 static inline size_t unit_case_bytes(const unit_run_t *R)
 {
@@ -462,6 +504,16 @@ static inline size_t unit_case_bytes(const unit_run_t *R)
     if (BRAID_COLL_ALLTOALL == R->coll || BRAID_COLL_SCATTER == R->coll)
         return (size_t)R->P * R->k.count * R->args.esize;
     if (BRAID_COLL_ALLGATHERV == R->coll) return R->args.count * R->args.esize;
+    if (BRAID_COLL_GATHERV == R->coll || BRAID_COLL_SCATTERV == R->coll) {
+        /* gatherv: the largest block; scatterv: the root's table of P + 1
+         * words and its blocks for the others */
+        size_t most = 0, others = (size_t)(R->P + 1) * 8;
+        for (int q = 0; q < R->P; q++) {
+            if (R->vcount[q] * R->args.esize > most) most = R->vcount[q] * R->args.esize;
+            if (q != R->k.root) others += R->vcount[q] * R->args.esize;
+        }
+        return BRAID_COLL_GATHERV == R->coll ? most : others;
+    }
     if (BRAID_COLL_ALLTOALLV == R->coll) {
         /* the largest slot alltoallv_shm asks: a table of P + 1 words and
          * the blocks a rank sends the others */
@@ -531,6 +583,14 @@ static inline braid_coll_args_t unit_rank_args(const unit_run_t *R, int rank)
     braid_coll_args_t a = R->args;
     a.sbuf = R->sbuf[rank];
     a.rbuf = R->rbuf[rank];
+    if (BRAID_COLL_GATHERV == R->coll || BRAID_COLL_SCATTERV == R->coll) {
+        bool root = rank == R->k.root, gather = BRAID_COLL_GATHERV == R->coll;
+        a.count = R->vcount[rank];
+        a.rcounts = root && gather ? R->vcount : NULL;
+        a.displs = root && gather ? R->vdispl : NULL;
+        a.scounts = root && !gather ? R->vcount : NULL;
+        a.sdispls = root && !gather ? R->vdispl : NULL;
+    }
     if (NULL != R->av[0]) {
         size_t at = (size_t)rank * (size_t)R->P;
         a.scounts = R->av[0] + at;
@@ -584,7 +644,7 @@ static inline int unit_run_exec(unit_run_t *R)
         R->shm_direct = unit_alg_has(R->coll, R->alg, BRAID_OPT_SHM_DIRECT);
         /* alltoallv without a reader (count % 4 == 3): a rank whose blocks
          * do not fit its slot has no way, and every rank runs pairwise */
-        if (BRAID_COLL_ALLTOALLV == R->coll && 3 == (R->k.count & 3)) R->shm_direct = false;
+        if (unit_per_block(R->coll) && 3 == (R->k.count & 3)) R->shm_direct = false;
         R->shm_direct_above = SIZE_MAX;
         if (R->shm_direct && 1 == (R->k.count & 3)) R->shm_direct_above = 0;
         /* single-copy reductions fold at the root alone or split among the
@@ -596,7 +656,7 @@ static inline int unit_run_exec(unit_run_t *R)
         R->shm_driver_mem = R->shm_direct && 5 == (R->k.count & 7);
         if (R->shm_direct && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
         /* alltoallv: count % 4 == 3, a slot too small for some rank's blocks */
-        if (BRAID_COLL_ALLTOALLV == R->coll && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
+        if (unit_per_block(R->coll) && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
         free(R->shm_seg);
         R->shm_seg = unit_shm_segment(R->P, 3, slot);
         R->shm_slot = slot;
@@ -615,7 +675,7 @@ static inline int unit_run_exec(unit_run_t *R)
 /* supported, unless R runs a shm algorithm on more bytes than its slot */
 static inline bool unit_shm_supported(const unit_run_t *R, bool supported)
 {
-    return supported && !(NULL != R->shm_seg && !R->shm_direct && BRAID_COLL_ALLTOALLV != R->coll &&
+    return supported && !(NULL != R->shm_seg && !R->shm_direct && !unit_per_block(R->coll) &&
                           unit_case_bytes(R) > R->shm_slot);
 }
 
@@ -778,6 +838,23 @@ static inline void unit_check_values(const unit_run_t *R)
             for (size_t i = 0; i < bytes; i++)
                 bad += R->rbuf[k->root][(size_t)s * bytes + i] != unit_byte(s, i);
         if (bad) first = k->root;
+        break;
+    case BRAID_COLL_GATHERV:
+        /* every block at its place in the root's rbuf, the gaps untouched */
+        ref = unit_alloc(R->vspan * es, UNIT_GARBAGE);
+        for (int q = 0; q < P; q++)
+            for (size_t i = 0; i < R->vcount[q] * es; i++) ref[R->vdispl[q] * es + i] = unit_byte(q, i);
+        for (size_t i = 0; i < R->vspan * es; i++) bad += R->rbuf[k->root][i] != ref[i];
+        if (bad) first = k->root;
+        break;
+    case BRAID_COLL_SCATTERV:
+        for (int r = 0; r < P; r++) {
+            size_t b = 0;
+            for (size_t i = 0; i < R->vcount[r] * es && NULL != R->rbuf[r]; i++)
+                b += R->rbuf[r][i] != unit_a2a_byte(k->root, r, i);
+            if (b && first < 0) first = r;
+            bad += b;
+        }
         break;
     case BRAID_COLL_SCATTER:
         for (int r = 0; r < P; r++) {
