@@ -11,6 +11,9 @@
  *  - scan's and exscan's recursive doubling in phantom mode at P = 1024
  *    and 4096: one S message up to every partner above, down only to
  *    partners that send again later, at most lg P per rank;
+ *  - gather's and scatter's binomial and linear, gatherv's and scatterv's
+ *    linear, allgatherv's ring and alltoallv's pairwise in phantom mode at
+ *    P = 1024 and 4096 (contract_rooted);
  *  - contracts in phantom mode (no data) at P = 1024 and 4096, S = 32P bytes
  *    (8 floats per block), per rank, against docs/DESIGN.md:
  *      ring_chunked      2(P-1) messages, 2S(P-1)/P bytes
@@ -39,6 +42,12 @@ typedef struct job {
     braid_params_t params;
     bool phantom;
     char *shared;          /* phantom: one buffer for every rank */
+    /* phantom, the rooted and v collectives: a send buffer of their own
+     * (NULL: in place), root 0, and the counts and displacements every
+     * rank passes (the root alone with root_counts) */
+    char *shared_in;
+    const size_t *counts, *displs;
+    bool root_counts;
     int32_t **buf;         /* real: per rank */
     braid_scratch_t *scratch;
 } job_t;
@@ -65,6 +74,11 @@ static int body(braid_comm_t *c, void *p)
     braid_coll_args_t a;
     memset(&a, 0, sizeof(a));
     a.rbuf = j->phantom ? (void *)j->shared : (void *)j->buf[c->rank];
+    a.sbuf = j->shared_in;
+    if (NULL != j->counts && (!j->root_counts || 0 == c->rank)) {
+        a.rcounts = a.scounts = j->counts;
+        a.displs = a.sdispls = j->displs;
+    }
     a.count = j->count;
     a.esize = j->esize;
     a.op.fn = j->phantom ? phantom_reduce : sum_i32;
@@ -333,6 +347,115 @@ START_TEST(contract_alltoall)
 }
 END_TEST
 
+/* The rooted and v collectives at P = 1024 and 4096, root 0, blocks of
+ * 8 bytes (the v forms: every count 2 elements of 4 bytes), per rank
+ * against docs/DESIGN.md: gather binomial one message of its subtree's
+ * blocks up (relative rank v: min(lowbit(v), P - v) blocks), scatter
+ * binomial one of min(2^k, P - v - 2^k) blocks to each child v + 2^k
+ * within its subtree; linear, gatherv and scatterv linear one block per
+ * non-root (the root sends P - 1 for the scatters); allgatherv ring and
+ * alltoallv pairwise P - 1 blocks each. */
+typedef enum { SHAPE_GATHER_TREE, SHAPE_SCATTER_TREE, SHAPE_TO_ROOT, SHAPE_FROM_ROOT, SHAPE_ALL }
+    shape_t;
+
+static const struct {
+    braid_algo_fn_t fn;
+    shape_t shape;
+    bool v, root_counts;
+    const char *name;
+} rooted_algs[] = {
+    { braid_gather_binomial, SHAPE_GATHER_TREE, false, false, "gather binomial" },
+    { braid_scatter_binomial, SHAPE_SCATTER_TREE, false, false, "scatter binomial" },
+    { braid_gather_linear, SHAPE_TO_ROOT, false, false, "gather linear" },
+    { braid_scatter_linear, SHAPE_FROM_ROOT, false, false, "scatter linear" },
+    { braid_gatherv_linear, SHAPE_TO_ROOT, true, true, "gatherv linear" },
+    { braid_scatterv_linear, SHAPE_FROM_ROOT, true, true, "scatterv linear" },
+    { braid_allgatherv_ring, SHAPE_ALL, true, false, "allgatherv ring" },
+    { braid_alltoallv_pairwise, SHAPE_ALL, true, false, "alltoallv pairwise" },
+};
+
+static int subtree_of(int v, int P)
+{
+    int low = 1;
+    if (0 == v) while (low < P) low <<= 1;
+    else low = v & -v;
+    return low < P - v ? low : P - v;
+}
+
+/* rank r's messages and bytes under shape sh, blocks of b bytes */
+static void shape_traffic(shape_t sh, int P, int r, uint64_t b, uint64_t *msgs, uint64_t *bytes)
+{
+    *msgs = *bytes = 0;
+    int n = subtree_of(r, P);
+    switch (sh) {
+    case SHAPE_GATHER_TREE:
+        if (r) *msgs = 1, *bytes = (uint64_t)n * b;
+        break;
+    case SHAPE_SCATTER_TREE:
+        for (int m = 1; m < n; m <<= 1) {
+            (*msgs)++;
+            *bytes += (uint64_t)(m < P - r - m ? m : P - r - m) * b;
+        }
+        break;
+    case SHAPE_TO_ROOT:
+        if (r) *msgs = 1, *bytes = b;
+        break;
+    case SHAPE_FROM_ROOT:
+        if (!r) *msgs = (uint64_t)(P - 1), *bytes = (uint64_t)(P - 1) * b;
+        break;
+    case SHAPE_ALL:
+        *msgs = (uint64_t)(P - 1);
+        *bytes = (uint64_t)(P - 1) * b;
+        break;
+    }
+}
+
+START_TEST(contract_rooted)
+{
+    int P = contract_P[_i % 2];
+    size_t ai = (size_t)_i / 2;
+    const uint64_t block = 8;
+    job_t j;
+    memset(&j, 0, sizeof(j));
+    j.fn = rooted_algs[ai].fn;
+    j.phantom = true;
+    j.shared = malloc((size_t)P * block);
+    j.shared_in = malloc((size_t)P * block);
+    size_t *counts = malloc((size_t)P * sizeof(size_t)), *displs = malloc((size_t)P * sizeof(size_t));
+    ck_assert(j.shared && j.shared_in && counts && displs);
+    for (int q = 0; q < P; q++) {
+        counts[q] = 2;
+        displs[q] = 2 * (size_t)q;
+    }
+    /* the v forms: each rank's own count (gatherv, scatterv) or the
+     * largest block (allgatherv) in count, elements of 4 bytes */
+    j.count = rooted_algs[ai].v ? 2 : 1;
+    j.esize = rooted_algs[ai].v ? 4 : block;
+    if (rooted_algs[ai].v) {
+        j.counts = counts;
+        j.displs = displs;
+        j.root_counts = rooted_algs[ai].root_counts;
+    }
+    braid_sim_result_t res = run(P, NULL, &j);
+    int bad = 0, first = -1;
+    for (int r = 0; r < P; r++) {
+        uint64_t m, b;
+        shape_traffic(rooted_algs[ai].shape, P, r, block, &m, &b);
+        if (res.ranks[r].msgs_sent != m || res.ranks[r].bytes_sent != b) {
+            if (first < 0) first = r;
+            bad++;
+        }
+    }
+    ck_assert_msg(0 == bad, "%s P=%d: %d ranks off contract (first rank %d)", rooted_algs[ai].name, P,
+                  bad, first);
+    braid_sim_result_free(&res);
+    free(j.shared);
+    free(j.shared_in);
+    free(counts);
+    free(displs);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* model, locality counters, deadlock                                  */
 /* ------------------------------------------------------------------ */
@@ -443,6 +566,7 @@ static Suite *sim_suite(void)
     tcase_add_loop_test(tc, contract_dbtree, 0, 2);
     tcase_add_test(tc, contract_alltoall);
     tcase_add_loop_test(tc, contract_scan, 0, 2);
+    tcase_add_loop_test(tc, contract_rooted, 0, 2 * (int)(sizeof rooted_algs / sizeof rooted_algs[0]));
     suite_add_tcase(s, tc);
     return s;
 }
