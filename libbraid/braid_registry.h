@@ -146,6 +146,7 @@ typedef enum braid_noncomm {
 
 #define BRAID_ALLGATHERV_ALGORITHMS(X)                                          \
     X(ALLGATHERV, allgatherv, RING, ring, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)  \
+    X(ALLGATHERV, allgatherv, BRUCK, bruck, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
     X(ALLGATHERV, allgatherv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
 
 #define BRAID_ALLTOALLV_ALGORITHMS(X)                                           \

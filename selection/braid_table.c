@@ -30,7 +30,9 @@
  *    the only message algorithm.
  *  - gather, scatter: binomial (lg P message times at the root) from
  *    P = 3; at P <= 2 linear, the same one message without a tree.
- *  - allgatherv: ring (its one message algorithm) at every size.
+ *  - allgatherv: bruck (ceil(lg P) steps) where allgather takes
+ *    recursive_doubling (the same steps and bytes, for any P, plus one
+ *    local copy of the result), ring elsewhere (P <= 3 and large blocks).
  *  - alltoallv: pairwise (its one message algorithm) at every size.
  *  - gatherv, scatterv: linear (their one message algorithm: a rank
  *    knows only its own count, so no rank can forward another's block).
@@ -229,7 +231,18 @@ static const char builtin_rules[] =
     "scatter        1-2         *               linear\n"
     "scatter        3-inf       *               binomial\n"
     "\n"
-    "allgatherv     1-inf       *               ring\n"
+    "allgatherv     1-3         *               ring\n"
+    "allgatherv     4           *               bruck\n"
+    "allgatherv     5-7         0-4K-1          bruck\n"
+    "allgatherv     5-7         4K-inf          ring\n"
+    "allgatherv     8           0-64K-1         bruck\n"
+    "allgatherv     8           64K-inf         ring\n"
+    "allgatherv     9-15        0-16K-1         bruck\n"
+    "allgatherv     9-15        16K-inf         ring\n"
+    "allgatherv     16          0-1M-1          bruck\n"
+    "allgatherv     16          1M-inf          ring\n"
+    "allgatherv     17-inf      0-16K-1         bruck\n"
+    "allgatherv     17-inf      16K-inf         ring\n"
     "alltoallv      1-inf       *               pairwise\n"
     "gatherv        1-inf       *               linear\n"
     "scatterv       1-inf       *               linear\n";

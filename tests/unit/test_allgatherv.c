@@ -11,7 +11,9 @@
  * the gaps untouched.
  *
  * contracts, every run: ring sends, in step k, block r-k to r+1 unless it
- * is empty; shm sends nothing.
+ * is empty; bruck sends, in step k, its first min(2^k, P - 2^k) blocks
+ * (r, r+1, ...) to r - 2^k in one message unless they are all empty; shm
+ * sends nothing.
  */
 #include "unit_coll.h"
 
@@ -29,9 +31,23 @@ static unit_traffic_t model_ring(const unit_run_t *R, int r)
     return t;
 }
 
+static unit_traffic_t model_bruck(const unit_run_t *R, int r)
+{
+    unit_traffic_t t = { 0, 0 };
+    for (int have = 1; have < R->P; have *= 2) {
+        int n = have < R->P - have ? have : R->P - have;
+        size_t bytes = 0;
+        for (int i = 0; i < n; i++) bytes += R->vcount[(r + i) % R->P] * R->args.esize;
+        t.msgs += 0 != bytes;
+        t.bytes += bytes;
+    }
+    return t;
+}
+
 /* by registry id; every algorithm has a row (unit_contract_of) */
 static const unit_contract_t contracts[BRAID_ALLGATHERV_NALGS] = {
     [BRAID_ALLGATHERV_RING] = { model_ring, NULL, NULL },
+    [BRAID_ALLGATHERV_BRUCK] = { model_bruck, NULL, NULL },
     [BRAID_ALLGATHERV_SHM] = { unit_model_silent, NULL, NULL },
 };
 

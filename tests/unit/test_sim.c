@@ -12,7 +12,7 @@
  *    and 4096: one S message up to every partner above, down only to
  *    partners that send again later, at most lg P per rank;
  *  - gather's and scatter's binomial and linear, gatherv's and scatterv's
- *    linear, allgatherv's ring and alltoallv's pairwise in phantom mode at
+ *    linear, allgatherv's ring and bruck and alltoallv's pairwise in phantom mode at
  *    P = 1024 and 4096 (contract_rooted);
  *  - contracts in phantom mode (no data) at P = 1024 and 4096, S = 32P bytes
  *    (8 floats per block), per rank, against docs/DESIGN.md:
@@ -354,9 +354,11 @@ END_TEST
  * binomial one of min(2^k, P - v - 2^k) blocks to each child v + 2^k
  * within its subtree; linear, gatherv and scatterv linear one block per
  * non-root (the root sends P - 1 for the scatters); allgatherv ring and
- * alltoallv pairwise P - 1 blocks each. */
-typedef enum { SHAPE_GATHER_TREE, SHAPE_SCATTER_TREE, SHAPE_TO_ROOT, SHAPE_FROM_ROOT, SHAPE_ALL }
-    shape_t;
+ * alltoallv pairwise P - 1 blocks each; allgatherv bruck lg P messages,
+ * P - 1 blocks in all. */
+typedef enum {
+    SHAPE_GATHER_TREE, SHAPE_SCATTER_TREE, SHAPE_TO_ROOT, SHAPE_FROM_ROOT, SHAPE_ALL, SHAPE_LOG
+} shape_t;
 
 static const struct {
     braid_algo_fn_t fn;
@@ -371,6 +373,7 @@ static const struct {
     { braid_gatherv_linear, SHAPE_TO_ROOT, true, true, "gatherv linear" },
     { braid_scatterv_linear, SHAPE_FROM_ROOT, true, true, "scatterv linear" },
     { braid_allgatherv_ring, SHAPE_ALL, true, false, "allgatherv ring" },
+    { braid_allgatherv_bruck, SHAPE_LOG, true, false, "allgatherv bruck" },
     { braid_alltoallv_pairwise, SHAPE_ALL, true, false, "alltoallv pairwise" },
 };
 
@@ -405,6 +408,10 @@ static void shape_traffic(shape_t sh, int P, int r, uint64_t b, uint64_t *msgs, 
         break;
     case SHAPE_ALL:
         *msgs = (uint64_t)(P - 1);
+        *bytes = (uint64_t)(P - 1) * b;
+        break;
+    case SHAPE_LOG:   /* P a power of two: lg P messages, P - 1 blocks in all */
+        *msgs = (uint64_t)lg2(P);
         *bytes = (uint64_t)(P - 1) * b;
         break;
     }
