@@ -6,8 +6,9 @@
 # is faster). OSU's method: each call timed alone, a barrier between calls,
 # the time averaged over iterations and ranks.
 #
-#   contrib/bench/osu_compare.sh [-n NP] [-r REPS] [-B BIND] [-b BUILD_DIR] [-L NS] OSU_BINARY [OSU ARGS]
+#   contrib/bench/osu_compare.sh [-n NP] [-r REPS] [-B BIND] [-b BUILD_DIR] [-L NS] [-k COL] OSU_BINARY [OSU ARGS]
 # e.g. contrib/bench/osu_compare.sh -r 5 -B core .../osu_reduce -m 8:4194304 -T mpi_float
+#      contrib/bench/osu_compare.sh -k 4 .../osu_igather -m 1:1024   (pure communication time)
 #
 # NP defaults to 2, REPS to 5, BIND (mpirun --bind-to) to core, BUILD_DIR
 # to build/ (braid's component there is the one measured). Prints the load
@@ -15,17 +16,23 @@
 # braid_bench measures line_ns (a cache line's round trip between ranks 0
 # and 1, braid_bench.c) under the same mpirun options, and the runs form two
 # tables: line_ns at most NS, and above (a median's sample count in
-# parentheses) - a virtual machine's near and far states apart.
+# parentheses) - a virtual machine's near and far states apart. -k COL:
+# the column of a row to compare (default 2, the latency; the nonblocking
+# benchmarks osu_i* print overall time in 2, compute in 3, pure
+# communication time in 4 and overlap % in 5, where a larger figure is
+# better: the ratio column then reads braid / tuned).
 set -euo pipefail
-np=2 reps=5 bind=core build=$(cd "$(dirname "$0")/../.." && pwd)/build split=0
-while getopts n:r:B:b:L: o; do
+np=2 reps=5 bind=core build=$(cd "$(dirname "$0")/../.." && pwd)/build split=0 col=2
+while getopts n:r:B:b:L:k: o; do
     case $o in
     n) np=$OPTARG ;; r) reps=$OPTARG ;; B) bind=$OPTARG ;; b) build=$OPTARG ;; L) split=$OPTARG ;;
-    *) sed -n '2,15p' "$0"; exit 2 ;;
+    k) col=$OPTARG ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n '2,15p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
+[[ $col =~ ^[2-9]$ ]] || { echo "osu_compare.sh: -k takes a column 2-9, not '$col'" >&2; exit 2; }
 # shellcheck source=contrib/braid_env.sh
 source "$(dirname "$0")/../braid_env.sh"
 braid_run_as_root
@@ -48,17 +55,18 @@ for _ in $(seq "$reps"); do
         fi
         # shellcheck disable=SC2086
         timeout 600 mpirun -np "$np" "${launch[@]}" ${var[$v]} "$@" |
-            awk -v v="$v" -v ns="${ns:--1}" '/^[0-9]+[ \t]/ { print v, $1, $2, ns }' >>"$rows"
+            awk -v v="$v" -v ns="${ns:--1}" -v k="$col" '/^[0-9]+[ \t]/ { print v, $1, $k, ns }' >>"$rows"
     done
 done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$rows" "$split" <<'PY'
+python3 - "$rows" "$split" "$col" <<'PY'
 import sys
 from collections import defaultdict
 def median(v):
     v = sorted(v)
     return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
 split = float(sys.argv[2])
+better_high = sys.argv[3] == "5"   # osu_i* overlap %: higher is better
 d = defaultdict(list)
 for line in open(sys.argv[1]):
     v, s, t, ns = line.split()
@@ -67,12 +75,16 @@ for line in open(sys.argv[1]):
 for g in (0, 1) if split > 0 else (0,):
     if split > 0:
         print(f"\nruns with line_ns {'<=' if g == 0 else '>'} {split:.0f} (samples in parentheses):\n")
-    print("| size | braid us | tuned us | tuned/braid |")
+    unit = "%" if better_high else "us"
+    print(f"| size | braid {unit} | tuned {unit} | {'braid/tuned' if better_high else 'tuned/braid'} |")
     print("| ---: | ---: | ---: | ---: |")
     for s in sorted({s for gg, s, _ in d if gg == g}):
         b, t = d[(g, s, "braid")], d[(g, s, "tuned")]
         if b and t:
             n = f" ({len(b)})" if split > 0 else ""
             m = f" ({len(t)})" if split > 0 else ""
-            print(f"| {s} | {median(b):.2f}{n} | {median(t):.2f}{m} | {median(t) / median(b):.2f} |")
+            mb, mt = median(b), median(t)
+            num, den = (mb, mt) if better_high else (mt, mb)
+            ratio = f"{num / den:.2f}" if den > 0 else "-"
+            print(f"| {s} | {mb:.2f}{n} | {mt:.2f}{m} | {ratio} |")
 PY
