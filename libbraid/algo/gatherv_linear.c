@@ -10,7 +10,7 @@
  * without first learning its size: the root posts one receive per
  * non-empty block, straight to its displacement in rbuf, and waits for
  * them together. The same pattern serves MPICH and UCC for the v forms.
- * Request table: scratch slot 3.
+ * Request table: scratch slot 3 (braid_root_blocks).
  */
 #include <string.h>
 
@@ -20,21 +20,13 @@
 
 int braid_gatherv_linear(braid_comm_t *c, const braid_coll_args_t *a)
 {
-    int P = c->size, r = c->rank, root = a->root;
+    int root = a->root;
     size_t es = a->esize;
-    if (r != root) return a->count ? braid_send(c, root, 0, a->sbuf, a->count * es) : BRAID_OK;
+    if (c->rank != root) return a->count ? braid_send(c, root, 0, a->sbuf, a->count * es) : BRAID_OK;
     char *out = a->rbuf;
     if (NULL != a->sbuf && a->rcounts[root])
         memcpy(out + a->displs[root] * es, a->sbuf, a->rcounts[root] * es);
-    if (1 == P) return BRAID_OK;
-    braid_req_t *reqs = braid_scratch_get(a->scratch, BRAID_SLOT_TABLE, (size_t)P * sizeof *reqs);
-    if (NULL == reqs) return BRAID_ERR_NOMEM;
-    int nreq = 0, rc = BRAID_OK;
-    for (int q = 0; q < P && BRAID_OK == rc; q++)
-        if (q != root && a->rcounts[q])
-            rc = braid_irecv(c, q, 0, out + a->displs[q] * es, a->rcounts[q] * es, &reqs[nreq++]);
-    int wrc = braid_waitall(c, nreq, reqs);
-    return BRAID_OK != rc ? rc : wrc;
+    return braid_root_blocks(c, a, false, out, a->rcounts, a->displs);
 }
 
 /* alpha + (P-2) o + (P-1) S beta at the root, S the mean block */

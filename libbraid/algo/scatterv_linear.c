@@ -8,7 +8,7 @@
  * Only the root knows every count, so nobody but the root can forward a
  * block: it posts one send per non-empty block, straight from its
  * displacement in sbuf, and waits for them together. Request table:
- * scratch slot 3. In place (the root's rbuf NULL) the root's block stays
+ * scratch slot 3 (braid_root_blocks). In place (the root's rbuf NULL) the root's block stays
  * in sbuf.
  */
 #include <string.h>
@@ -19,21 +19,12 @@
 
 int braid_scatterv_linear(braid_comm_t *c, const braid_coll_args_t *a)
 {
-    int P = c->size, r = c->rank, root = a->root;
+    int root = a->root;
     size_t es = a->esize;
-    if (r != root) return a->count ? braid_recv(c, root, 0, a->rbuf, a->count * es) : BRAID_OK;
-    const char *in = a->sbuf;
+    if (c->rank != root) return a->count ? braid_recv(c, root, 0, a->rbuf, a->count * es) : BRAID_OK;
     if (NULL != a->rbuf && a->scounts[root])
-        memcpy(a->rbuf, in + a->sdispls[root] * es, a->scounts[root] * es);
-    if (1 == P) return BRAID_OK;
-    braid_req_t *reqs = braid_scratch_get(a->scratch, BRAID_SLOT_TABLE, (size_t)P * sizeof *reqs);
-    if (NULL == reqs) return BRAID_ERR_NOMEM;
-    int nreq = 0, rc = BRAID_OK;
-    for (int q = 0; q < P && BRAID_OK == rc; q++)
-        if (q != root && a->scounts[q])
-            rc = braid_isend(c, q, 0, in + a->sdispls[q] * es, a->scounts[q] * es, &reqs[nreq++]);
-    int wrc = braid_waitall(c, nreq, reqs);
-    return BRAID_OK != rc ? rc : wrc;
+        memcpy(a->rbuf, (const char *)a->sbuf + a->sdispls[root] * es, a->scounts[root] * es);
+    return braid_root_blocks(c, a, true, a->sbuf, a->scounts, a->sdispls);
 }
 
 /* alpha + (P-2) o + (P-1) S beta at the root, S the mean block */

@@ -70,26 +70,21 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
 
 static int send_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s)
 {
-    int P = c->size, root = a->root;
+    int root = a->root;
     size_t es = a->esize;
     uint64_t seq = braid_shm_begin(s);
     braid_shm_claim(s, seq);
     uint64_t way = fill_slot(c, a, s, braid_shm_slot(s, seq, root));
     braid_shm_arrive(s, seq);
+    if (WAY_MESSAGE == way) {
+        braid_shm_done(s, seq);
+        return braid_scatterv_linear(c, a);
+    }
     if (NULL != a->rbuf && a->scounts[root])
         memcpy(a->rbuf, (const char *)a->sbuf + a->sdispls[root] * es, a->scounts[root] * es);
     braid_shm_done(s, seq);
     if (WAY_DIRECT == way) braid_shm_wait_all_done(s, seq);
-    if (WAY_MESSAGE != way) return BRAID_OK;
-    braid_req_t *reqs = braid_scratch_get(a->scratch, BRAID_SLOT_TABLE, (size_t)P * sizeof *reqs);
-    if (NULL == reqs) return BRAID_ERR_NOMEM;
-    int nreq = 0, rc = BRAID_OK;
-    for (int q = 0; q < P && BRAID_OK == rc; q++)
-        if (q != root && a->scounts[q])
-            rc = braid_isend(c, q, 0, (const char *)a->sbuf + a->sdispls[q] * es, a->scounts[q] * es,
-                             &reqs[nreq++]);
-    int wrc = braid_waitall(c, nreq, reqs);
-    return BRAID_OK != rc ? rc : wrc;
+    return BRAID_OK;
 }
 
 static int receive_block(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s)
@@ -106,7 +101,7 @@ static int receive_block(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
         if (WAY_DIRECT == way) rc = s->read(s->read_arg, root, a->rbuf, at, n);
     }
     braid_shm_done(s, seq);
-    if (WAY_MESSAGE == way) rc = braid_recv(c, root, 0, a->rbuf, n);
+    if (WAY_MESSAGE == way) rc = braid_scatterv_linear(c, a);
     return rc;
 }
 

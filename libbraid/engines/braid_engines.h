@@ -196,6 +196,28 @@ static inline braid_subtree_t braid_subtree_of(int P, int r, int root)
     return t;
 }
 
+/* The root's side of a linear gatherv or scatterv: one message per
+ * non-empty block q != the root, counts[q] elements at at[q] of base,
+ * received from (send false) or sent to (send true) rank q, all posted at
+ * once and waited for together. Request table: scratch slot 3. */
+static inline int braid_root_blocks(braid_comm_t *c, const braid_coll_args_t *a, bool send,
+                                    const void *base, const size_t *counts, const size_t *at)
+{
+    int P = c->size, nreq = 0, rc = BRAID_OK;
+    size_t es = a->esize;
+    braid_req_t *reqs = braid_scratch_get(a->scratch, BRAID_SLOT_TABLE, (size_t)P * sizeof *reqs);
+    if (NULL == reqs) return BRAID_ERR_NOMEM;
+    for (int q = 0; q < P && BRAID_OK == rc; q++) {
+        if (q == a->root || 0 == counts[q]) continue;
+        /* written only when receiving: base is then the caller's rbuf */
+        char *p = (char *)(uintptr_t)base + at[q] * es;
+        rc = send ? braid_isend(c, q, 0, p, counts[q] * es, &reqs[nreq++])
+                  : braid_irecv(c, q, 0, p, counts[q] * es, &reqs[nreq++]);
+    }
+    int wrc = braid_waitall(c, nreq, reqs);
+    return BRAID_OK != rc ? rc : wrc;
+}
+
 /* ------------------------------------------------------------------ */
 /* Prefix reductions (prefix.c): scan, or exscan when exclusive         */
 /* ------------------------------------------------------------------ */
