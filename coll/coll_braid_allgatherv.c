@@ -99,11 +99,12 @@ static int allgatherv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t 
     return rc;
 }
 
-/* elements of the receive buffer from its start to the end of the last block */
+/* elements of the receive buffer from its start to the end of the last
+ * block, where it is device memory (else 0: no host copy) */
 static size_t span(const vargs_t *x, int P)
 {
     mca_coll_braid_blocks_t blocks = { x->rbuf, x->rcounts, x->displs, x->rdtype };
-    return mca_coll_braid_blocks_span(&blocks, P);
+    return mca_coll_braid_device_span(&blocks, P);
 }
 
 static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vargs_t x)

@@ -69,8 +69,8 @@ static int alltoallv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vv
     mca_coll_braid_host_copies_t *hc;
     /* the receive span is read first: its gaps keep their values */
     int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &x.s.buf,
-                                             in_place ? 0 : mca_coll_braid_blocks_span(&x.s, P), x.s.dtype, &rbuf,
-                                             mca_coll_braid_blocks_span(&x.r, P), x.r.dtype, true);
+                                             in_place ? 0 : mca_coll_braid_device_span(&x.s, P), x.s.dtype, &rbuf,
+                                             mca_coll_braid_device_span(&x.r, P), x.r.dtype, true);
     x.r.buf = rbuf;
     if (in_place) x.s.buf = MPI_IN_PLACE;
     if (MPI_SUCCESS == rc) rc = alltoallv_host(m, r, &x, &hand_on);
@@ -105,8 +105,8 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 {
     vvargs_t x = of_request(r);
     int P = r->m->bcomm.size;
-    *sn = MPI_IN_PLACE == r->sbuf ? 0 : mca_coll_braid_blocks_span(&x.s, P);
-    *rn = mca_coll_braid_blocks_span(&x.r, P);
+    *sn = MPI_IN_PLACE == r->sbuf ? 0 : mca_coll_braid_device_span(&x.s, P);
+    *rn = mca_coll_braid_device_span(&x.r, P);
     *rfill = true;
 }
 

@@ -144,6 +144,11 @@ size_t mca_coll_braid_blocks_span(const mca_coll_braid_blocks_t *b, int P)
     return end;
 }
 
+size_t mca_coll_braid_device_span(const mca_coll_braid_blocks_t *b, int P)
+{
+    return mca_coll_braid_is_device(b->buf) ? mca_coll_braid_blocks_span(b, P) : 0;
+}
+
 /* where block i starts in the user's buffer */
 static char *block_at(const mca_coll_braid_blocks_t *b, int i)
 {

@@ -98,7 +98,7 @@ static int vrooted_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
 static void copy_counts(bool gather, bool is_root, const vrooted_t *x, int P, size_t *blocks_n,
                         size_t *own_n, bool *own_fill)
 {
-    *blocks_n = is_root ? mca_coll_braid_blocks_span(&x->blocks, P) : 0;
+    *blocks_n = is_root ? mca_coll_braid_device_span(&x->blocks, P) : 0;
     *own_n = MPI_IN_PLACE == x->own ? 0 : elems(x->own_count);
     *own_fill = !gather && !mca_coll_braid_is_contiguous(x->own_dtype, *own_n);
 }

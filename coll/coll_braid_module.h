@@ -112,6 +112,9 @@ typedef struct mca_coll_braid_blocks {
 } mca_coll_braid_blocks_t;
 /* elements of buf from its start to the end of its last non-empty block */
 size_t mca_coll_braid_blocks_span(const mca_coll_braid_blocks_t *b, int P);
+/* the same where buf is device memory (what its host copy holds), else 0:
+ * host memory needs no copy, and the span's loop over P counts is spared */
+size_t mca_coll_braid_device_span(const mca_coll_braid_blocks_t *b, int P);
 /* The blocks as bytes for the algorithms: their sizes and byte
  * displacements into bc and bd (P entries each), and the bytes: the
  * user's buffer itself when the type is dense (extent = size), else
