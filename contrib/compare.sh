@@ -35,7 +35,7 @@ usage: $0 [options]
   -n NP       ranks (default 2)
   -c COLLS    collectives, comma-separated, or 'all' (default allreduce):
               allreduce bcast barrier reduce reduce_scatter allgather alltoall
-              scan exscan
+              scan exscan gather scatter allgatherv alltoallv gatherv scatterv
   -b MIN      smallest size (default 8)        sizes double; K/M/G suffixes
   -e MAX      largest size (default 32M)       S as in nccl-tests (braid_bench.c)
   -r REPS     repetitions (default 3)
@@ -72,7 +72,8 @@ while getopts "n:c:b:e:r:t:a:d:o:x:p:B:RPh" opt; do
 done
 [[ $np =~ ^[0-9]+$ && $np -ge 1 ]] || die "-n needs a positive number"
 [[ $reps =~ ^[0-9]+$ && $reps -ge 1 ]] || die "-r needs a positive number"
-[[ $colls == all ]] && colls=allreduce,bcast,barrier,reduce,reduce_scatter,allgather,alltoall,scan,exscan
+[[ $colls == all ]] &&
+    colls=allreduce,bcast,barrier,reduce,reduce_scatter,allgather,alltoall,scan,exscan,gather,scatter,allgatherv,alltoallv,gatherv,scatterv
 IFS=, read -r -a coll_list <<<"$colls"
 outdir=${outdir:-$top/contrib/bench/results-np$np}
 
@@ -200,7 +201,8 @@ P = int(np_)
 
 def factor(coll):
     if coll == "allreduce": return 2.0 * (P - 1) / P
-    if coll in ("reduce_scatter", "allgather", "alltoall"): return (P - 1) / P
+    if coll in ("reduce_scatter", "allgather", "alltoall", "gather", "scatter", "allgatherv",
+                "alltoallv", "gatherv", "scatterv"): return (P - 1) / P
     if coll == "barrier": return 0.0
     return 1.0
 
@@ -229,7 +231,7 @@ colls = []
 for (c, v) in lat:
     if c not in ("memcpy", "reduce_local") and c not in colls: colls.append(c)
 order = ["allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather", "alltoall",
-         "scan", "exscan"]
+         "scan", "exscan", "gather", "scatter", "allgatherv", "alltoallv", "gatherv", "scatterv"]
 colls.sort(key=lambda c: order.index(c) if c in order else 99)
 
 def variants(coll):
@@ -252,7 +254,8 @@ md.append("- machine: %s" % machine)
 md.append("- braid component: %s" % braid_where)
 md.append("- %s repetitions, interleaved; per run %s s per size, type %s; medians over repetitions of the p50 latency" % (reps, budget, dtype))
 md.append("- load average (1/5/15 min) at start: %s, at end: %s - a shared machine: expect noise of 10-30%% between runs" % (load0, load1))
-md.append("- busbw (GB/s, nccl-tests): allreduce algbw*2(P-1)/P, reduce_scatter/allgather/alltoall algbw*(P-1)/P, bcast/reduce algbw; "
+md.append("- busbw (GB/s, nccl-tests): allreduce algbw*2(P-1)/P, reduce_scatter/allgather/alltoall/gather/scatter "
+          "and their v forms algbw*(P-1)/P, bcast/reduce/scan/exscan algbw; "
           "braid/tuned = busbw ratio (> 1: braid faster)")
 if int(failures): md.append("- **%s run(s) failed** (see raw/*.err)" % failures)
 md.append("")

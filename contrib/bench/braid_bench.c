@@ -4,7 +4,8 @@
  * braid and measures whatever coll component Open MPI selects.
  *
  * Collectives (-c): allreduce, bcast, barrier, reduce, reduce_scatter
- * (MPI_Reduce_scatter_block), allgather, alltoall, scan, exscan; plus
+ * (MPI_Reduce_scatter_block), allgather, alltoall, scan, exscan, gather,
+ * scatter, allgatherv, alltoallv, gatherv, scatterv; plus
  *   pairwise_exchange  Gloo's benchmark pattern: C steps (--steps, default
  *                      lg P'), in step s rank r exchanges S/C bytes with
  *                      r XOR 2^s (the pairs of halving-doubling reduce-scatter;
@@ -30,19 +31,30 @@
  *                              each rank contributes S/P)
  *   alltoall                   S = sendcount * P * typesize (the send buffer:
  *                              a block of S/P to every rank)
+ *   gather                     S = sendcount * P * typesize (the root's receive
+ *                              buffer; each rank contributes S/P)
+ *   scatter                    S = recvcount * P * typesize (the root's send
+ *                              buffer; each rank receives S/P)
+ *   allgatherv, alltoallv,     as allgather, alltoall, gather, scatter: every
+ *   gatherv, scatterv          count equal (one block = S/P), displacements
+ *                              i * block, so each moves the bytes of its
+ *                              non-v form
  *   pairwise_exchange          S = C * (bytes per step)
  *   memcpy, reduce_local       S = bytes written per rank
  * Counts are rounded down to whole elements (and to whole blocks of P for
- * reduce_scatter / allgather / alltoall, at least one element); the printed size is the
- * S actually moved, and a size that rounds to the previous one is skipped.
+ * reduce_scatter / allgather / alltoall / gather / scatter and the v forms, at
+ * least one element); the printed size is the S actually moved, and a size
+ * that rounds to the previous one is skipped. The root of bcast, reduce,
+ * gather(v) and scatter(v) is -r (default 0).
  *
  * Timing: before every iteration an (untimed) MPI_Barrier; each rank times
  * the call alone with MPI_Wtime. After the size's iterations one MPI_Reduce
  * (MAX) over the array of iteration times gives, per iteration, the slowest
  * rank's time t_i. Reported: p50, min and max of t_i in microseconds,
  *   algbw = S / p50            (GB/s, 1 GB = 1e9 bytes)
- *   busbw = algbw * factor     allreduce 2(P-1)/P; reduce_scatter and
- *                              allgather, alltoall (P-1)/P; bcast, reduce,
+ *   busbw = algbw * factor     allreduce 2(P-1)/P; reduce_scatter,
+ *                              allgather, alltoall, gather, scatter and the
+ *                              v forms (P-1)/P; bcast, reduce,
  *                              pairwise_exchange, memcpy, reduce_local 1.
  * Iterations per size: -i N, or -t SECONDS (a time budget per size: the
  * slowest rank's elapsed time decides, checked between batches of iterations;
@@ -51,10 +63,16 @@
  * --validate: inputs are deterministic functions of (rank, element) with
  * small integer values, chosen per op and type so no result overflows and
  * float sums are exact; after the timed loop one more call on fresh inputs is
- * checked element by element against a reference computed locally.
+ * checked element by element against a reference computed locally (gather,
+ * gatherv: the root checks every rank's block; scatter, scatterv: every rank
+ * its block; allgatherv: every rank every block; alltoallv: as alltoall).
  *
- * Nonblocking and persistent forms of allreduce, bcast, barrier, reduce,
- * reduce_scatter and allgather (the same S, inputs and validation):
+ * --inplace: MPI_IN_PLACE where MPI allows it (gather(v): the root's sendbuf,
+ * scatter(v): the root's recvbuf, allgatherv, alltoallv: sendbuf); bcast and
+ * barrier ignore it.
+ *
+ * Nonblocking and persistent forms of every collective above up to scatterv
+ * (the same S, inputs and validation):
  *   -c iallreduce ...   one iteration = post (MPI_Iallreduce ...) + MPI_Wait
  *   -c allreduce_init   one iteration = MPI_Start + MPI_Wait; the request is
  *                       made once per size, before the warm-up, and freed after
@@ -118,6 +136,12 @@
 #define Exscan_init MPIX_Exscan_init
 #define Reduce_scatter_block_init MPIX_Reduce_scatter_block_init
 #define Barrier_init MPIX_Barrier_init
+#define Gather_init MPIX_Gather_init
+#define Scatter_init MPIX_Scatter_init
+#define Allgatherv_init MPIX_Allgatherv_init
+#define Alltoallv_init MPIX_Alltoallv_init
+#define Gatherv_init MPIX_Gatherv_init
+#define Scatterv_init MPIX_Scatterv_init
 #endif
 #else
 #define HAVE_PERSISTENT_COLLS 1
@@ -130,6 +154,12 @@
 #define Exscan_init MPI_Exscan_init
 #define Reduce_scatter_block_init MPI_Reduce_scatter_block_init
 #define Barrier_init MPI_Barrier_init
+#define Gather_init MPI_Gather_init
+#define Scatter_init MPI_Scatter_init
+#define Allgatherv_init MPI_Allgatherv_init
+#define Alltoallv_init MPI_Alltoallv_init
+#define Gatherv_init MPI_Gatherv_init
+#define Scatterv_init MPI_Scatterv_init
 #endif
 
 /* ------------------------------------------------------------------ */
@@ -146,6 +176,12 @@ typedef enum {
     B_ALLTOALL,
     B_SCAN,
     B_EXSCAN,
+    B_GATHER,
+    B_SCATTER,
+    B_ALLGATHERV,
+    B_ALLTOALLV,
+    B_GATHERV,
+    B_SCATTERV,
     B_PAIRWISE,
     B_MEMCPY,
     B_REDUCE_LOCAL,
@@ -155,7 +191,8 @@ typedef enum {
 
 static const char *const coll_names[B_NCOLLS] = {
     "allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather", "alltoall",
-    "scan", "exscan", "pairwise_exchange", "memcpy", "reduce_local", "iprobe",
+    "scan", "exscan", "gather", "scatter", "allgatherv", "alltoallv", "gatherv", "scatterv",
+    "pairwise_exchange", "memcpy", "reduce_local", "iprobe",
 };
 
 /* one row, no message size */
@@ -170,7 +207,13 @@ static double busbw_factor(bench_coll_t coll, int P)
     case B_ALLREDUCE: return 2.0 * (P - 1) / P;
     case B_REDUCE_SCATTER:
     case B_ALLGATHER:
-    case B_ALLTOALL: return (double)(P - 1) / P;
+    case B_ALLTOALL:
+    case B_GATHER:
+    case B_SCATTER:
+    case B_ALLGATHERV:
+    case B_ALLTOALLV:
+    case B_GATHERV:
+    case B_SCATTERV: return (double)(P - 1) / P;
     case B_BARRIER:
     case B_IPROBE: return 0.0;
     default: return 1.0;
@@ -183,7 +226,13 @@ static const char *busbw_factor_text(bench_coll_t coll)
     case B_ALLREDUCE: return "2(P-1)/P";
     case B_REDUCE_SCATTER:
     case B_ALLGATHER:
-    case B_ALLTOALL: return "(P-1)/P";
+    case B_ALLTOALL:
+    case B_GATHER:
+    case B_SCATTER:
+    case B_ALLGATHERV:
+    case B_ALLTOALLV:
+    case B_GATHERV:
+    case B_SCATTERV: return "(P-1)/P";
     case B_BARRIER:
     case B_IPROBE: return "-";
     default: return "1";
@@ -193,7 +242,20 @@ static const char *busbw_factor_text(bench_coll_t coll)
 /* how an iteration calls the collective */
 typedef enum { M_BLOCKING, M_NONBLOCKING, M_PERSISTENT, M_ASYNC } bench_mode_t;
 
-static int coll_has_forms(bench_coll_t c) { return c <= B_EXSCAN; }
+static int coll_has_forms(bench_coll_t c) { return c <= B_SCATTERV; }
+
+/* the collectives with a root (-r) */
+static int coll_has_root(bench_coll_t c)
+{
+    return B_BCAST == c || B_REDUCE == c || B_GATHER == c || B_SCATTER == c || B_GATHERV == c ||
+           B_SCATTERV == c;
+}
+
+/* the v forms: counts and displacements in bench_t's vcounts, vdispls */
+static int coll_is_v(bench_coll_t c)
+{
+    return B_ALLGATHERV == c || B_ALLTOALLV == c || B_GATHERV == c || B_SCATTERV == c;
+}
 
 static int coll_has_op(bench_coll_t c)
 {
@@ -409,13 +471,16 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: braid_bench [options]\n"
             "  -c COLL      allreduce (default) | bcast | barrier | reduce | reduce_scatter |\n"
-            "               allgather | alltoall | scan | exscan | pairwise_exchange | memcpy |\n"
-            "               reduce_local | iprobe\n"
+            "               allgather | alltoall | scan | exscan | gather | scatter |\n"
+            "               allgatherv | alltoallv | gatherv | scatterv | pairwise_exchange |\n"
+            "               memcpy | reduce_local | iprobe\n"
             "               nonblocking (post + wait): iallreduce ibcast ibarrier ireduce\n"
-            "               ireduce_scatter iallgather ialltoall iscan iexscan; persistent\n"
+            "               ireduce_scatter iallgather ialltoall iscan iexscan igather\n"
+            "               iscatter iallgatherv ialltoallv igatherv iscatterv; persistent\n"
             "               (start + wait): allreduce_init bcast_init barrier_init reduce_init\n"
             "               reduce_scatter_init allgather_init alltoall_init scan_init\n"
-            "               exscan_init; asynchronous progress:\n"
+            "               exscan_init gather_init scatter_init allgatherv_init\n"
+            "               alltoallv_init gatherv_init scatterv_init; asynchronous progress:\n"
             "               async_iallreduce async_ibcast\n"
             "  -b MIN       smallest message size S in bytes, K/M/G suffix (default 8)\n"
             "  -e MAX       largest message size, sizes double from MIN (default 32M)\n"
@@ -425,7 +490,7 @@ static void usage(FILE *f)
             "  -d TYPE      int8 uint8 int16 uint16 int32 uint32 int64 uint64 float double\n"
             "               (default float)\n"
             "  -o OP        sum (default) prod max min band bor bxor land lor\n"
-            "  -r, --root R root of bcast / reduce (default 0)\n"
+            "  -r, --root R root of bcast / reduce / gather(v) / scatter(v) (default 0)\n"
             "  --inplace    MPI_IN_PLACE where the collective allows it\n"
             "  --validate   check results against a locally computed reference\n"
             "  --steps C    pairwise_exchange: steps (1..lg P, default lg P)\n"
@@ -436,7 +501,9 @@ static void usage(FILE *f)
             "               async_* default to -i 10 -w 1)\n"
             "  --rank-mean  an iteration's time is the mean over ranks (OSU), not the max\n"
             "  --per-rank   also each rank's own p50, on a line after the size's row\n"
-            "S is the full vector (nccl-tests): reduce_scatter sends S, allgather receives S.\n"
+            "S is the full vector (nccl-tests): reduce_scatter sends S, allgather receives S,\n"
+            "gather: the root receives S, scatter: the root sends S; the v forms: equal\n"
+            "counts, the bytes of their non-v forms.\n"
             "environment: BRAID_BENCH_THREAD_MULTIPLE=1 initialises with MPI_THREAD_MULTIPLE\n");
 }
 
@@ -592,13 +659,15 @@ typedef struct {
     MPI_Datatype type;
     value_rule_t vr;
     char *sbuf, *rbuf;
+    int *vcounts, *vdispls; /* v forms: P counts (all the block) and displacements */
     MPI_Request preq;    /* persistent forms: the request of the current size */
     double spin_per_s;   /* busy-loop turns per second (--overlap) */
 } bench_t;
 
 typedef struct {
     size_t S;     /* bytes, nccl-tests convention */
-    size_t count; /* elements: per call (allreduce...), per block (rs/ag), per step (pairwise) */
+    size_t count; /* elements: per call (allreduce...), per block (rs/ag/a2a/gather/scatter and
+                     the v forms), per step (pairwise) */
 } shape_t;
 
 static shape_t shape_for(const bench_t *b, size_t want)
@@ -611,6 +680,12 @@ static shape_t shape_for(const bench_t *b, size_t want)
     case B_REDUCE_SCATTER:
     case B_ALLGATHER:
     case B_ALLTOALL:
+    case B_GATHER:
+    case B_SCATTER:
+    case B_ALLGATHERV:
+    case B_ALLTOALLV:
+    case B_GATHERV:
+    case B_SCATTERV:
         s.count = want / (es * (size_t)b->P);
         if (0 == s.count) s.count = 1;
         s.S = s.count * es * (size_t)b->P;
@@ -653,6 +728,8 @@ static int post_nonblocking(const bench_t *b, size_t count, MPI_Request *req)
     int n = (int)count, root = o->root;
     MPI_Op op = mpi_op(o->op);
     void *in_place_or_sbuf = o->inplace ? MPI_IN_PLACE : (void *)b->sbuf;
+    int root_in_place = o->inplace && b->rank == root; /* gather(v), scatter(v) */
+    const int *cnt = b->vcounts, *dsp = b->vdispls;    /* the v forms */
     switch (o->coll) {
     case B_ALLREDUCE: return MPI_Iallreduce(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, req);
     case B_BCAST: return MPI_Ibcast(b->rbuf, n, b->type, root, b->comm, req);
@@ -673,6 +750,36 @@ static int post_nonblocking(const bench_t *b, size_t count, MPI_Request *req)
         return MPI_Ialltoall(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, req);
     case B_SCAN: return MPI_Iscan(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, req);
     case B_EXSCAN: return MPI_Iexscan(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, req);
+    case B_GATHER:
+        if (root_in_place)
+            return MPI_Igather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, root,
+                               b->comm, req);
+        return MPI_Igather(b->sbuf, n, b->type, b->rbuf, n, b->type, root, b->comm, req);
+    case B_SCATTER:
+        if (root_in_place)
+            return MPI_Iscatter(b->sbuf, n, b->type, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root,
+                                b->comm, req);
+        return MPI_Iscatter(b->sbuf, n, b->type, b->rbuf, n, b->type, root, b->comm, req);
+    case B_ALLGATHERV:
+        if (o->inplace)
+            return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, cnt, dsp, b->type,
+                                   b->comm, req);
+        return MPI_Iallgatherv(b->sbuf, n, b->type, b->rbuf, cnt, dsp, b->type, b->comm, req);
+    case B_ALLTOALLV:
+        if (o->inplace)
+            return MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, b->rbuf, cnt, dsp,
+                                  b->type, b->comm, req);
+        return MPI_Ialltoallv(b->sbuf, cnt, dsp, b->type, b->rbuf, cnt, dsp, b->type, b->comm, req);
+    case B_GATHERV:
+        if (root_in_place)
+            return MPI_Igatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, cnt, dsp, b->type,
+                                root, b->comm, req);
+        return MPI_Igatherv(b->sbuf, n, b->type, b->rbuf, cnt, dsp, b->type, root, b->comm, req);
+    case B_SCATTERV:
+        if (root_in_place)
+            return MPI_Iscatterv(b->sbuf, cnt, dsp, b->type, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                                 root, b->comm, req);
+        return MPI_Iscatterv(b->sbuf, cnt, dsp, b->type, b->rbuf, n, b->type, root, b->comm, req);
     default: return MPI_ERR_OTHER;
     }
 }
@@ -686,6 +793,8 @@ static int init_persistent(const bench_t *b, size_t count, MPI_Request *req)
     MPI_Op op = mpi_op(o->op);
     MPI_Info info = MPI_INFO_NULL;
     void *in_place_or_sbuf = o->inplace ? MPI_IN_PLACE : (void *)b->sbuf;
+    int root_in_place = o->inplace && b->rank == root; /* gather(v), scatter(v) */
+    const int *cnt = b->vcounts, *dsp = b->vdispls;    /* the v forms */
     switch (o->coll) {
     case B_ALLREDUCE: return Allreduce_init(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, info, req);
     case B_BCAST: return Bcast_init(b->rbuf, n, b->type, root, b->comm, info, req);
@@ -705,7 +814,41 @@ static int init_persistent(const bench_t *b, size_t count, MPI_Request *req)
             return Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, b->comm, info, req);
         return Alltoall_init(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm, info, req);
     case B_SCAN: return Scan_init(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, info, req);
-    case B_EXSCAN: return Exscan_init(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, info, req);
+    case B_EXSCAN:
+        return Exscan_init(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm, info, req);
+    case B_GATHER:
+        if (root_in_place)
+            return Gather_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, root,
+                               b->comm, info, req);
+        return Gather_init(b->sbuf, n, b->type, b->rbuf, n, b->type, root, b->comm, info, req);
+    case B_SCATTER:
+        if (root_in_place)
+            return Scatter_init(b->sbuf, n, b->type, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root,
+                                b->comm, info, req);
+        return Scatter_init(b->sbuf, n, b->type, b->rbuf, n, b->type, root, b->comm, info, req);
+    case B_ALLGATHERV:
+        if (o->inplace)
+            return Allgatherv_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, cnt, dsp, b->type,
+                                   b->comm, info, req);
+        return Allgatherv_init(b->sbuf, n, b->type, b->rbuf, cnt, dsp, b->type, b->comm, info, req);
+    case B_ALLTOALLV:
+        if (o->inplace)
+            return Alltoallv_init(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, b->rbuf, cnt, dsp,
+                                  b->type, b->comm, info, req);
+        return Alltoallv_init(b->sbuf, cnt, dsp, b->type, b->rbuf, cnt, dsp, b->type, b->comm, info,
+                              req);
+    case B_GATHERV:
+        if (root_in_place)
+            return Gatherv_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, cnt, dsp, b->type,
+                                root, b->comm, info, req);
+        return Gatherv_init(b->sbuf, n, b->type, b->rbuf, cnt, dsp, b->type, root, b->comm, info,
+                            req);
+    case B_SCATTERV:
+        if (root_in_place)
+            return Scatterv_init(b->sbuf, cnt, dsp, b->type, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                                 root, b->comm, info, req);
+        return Scatterv_init(b->sbuf, cnt, dsp, b->type, b->rbuf, n, b->type, root, b->comm, info,
+                             req);
     default: return MPI_ERR_OTHER;
     }
 #else
@@ -741,6 +884,8 @@ static int run_blocking(const bench_t *b, size_t count)
     int n = (int)count, root = o->root;
     MPI_Op op = mpi_op(o->op);
     void *in_place_or_sbuf = o->inplace ? MPI_IN_PLACE : (void *)b->sbuf;
+    int root_in_place = o->inplace && b->rank == root; /* gather(v), scatter(v) */
+    const int *cnt = b->vcounts, *dsp = b->vdispls;    /* the v forms */
     switch (o->coll) {
     case B_ALLREDUCE: return MPI_Allreduce(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm);
     case B_BCAST: return MPI_Bcast(b->rbuf, n, b->type, root, b->comm);
@@ -762,6 +907,36 @@ static int run_blocking(const bench_t *b, size_t count)
         return MPI_Alltoall(b->sbuf, n, b->type, b->rbuf, n, b->type, b->comm);
     case B_SCAN: return MPI_Scan(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm);
     case B_EXSCAN: return MPI_Exscan(in_place_or_sbuf, b->rbuf, n, b->type, op, b->comm);
+    case B_GATHER:
+        if (root_in_place)
+            return MPI_Gather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, n, b->type, root,
+                              b->comm);
+        return MPI_Gather(b->sbuf, n, b->type, b->rbuf, n, b->type, root, b->comm);
+    case B_SCATTER:
+        if (root_in_place)
+            return MPI_Scatter(b->sbuf, n, b->type, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root,
+                               b->comm);
+        return MPI_Scatter(b->sbuf, n, b->type, b->rbuf, n, b->type, root, b->comm);
+    case B_ALLGATHERV:
+        if (o->inplace)
+            return MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, cnt, dsp, b->type,
+                                  b->comm);
+        return MPI_Allgatherv(b->sbuf, n, b->type, b->rbuf, cnt, dsp, b->type, b->comm);
+    case B_ALLTOALLV:
+        if (o->inplace)
+            return MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, b->rbuf, cnt, dsp,
+                                 b->type, b->comm);
+        return MPI_Alltoallv(b->sbuf, cnt, dsp, b->type, b->rbuf, cnt, dsp, b->type, b->comm);
+    case B_GATHERV:
+        if (root_in_place)
+            return MPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rbuf, cnt, dsp, b->type, root,
+                               b->comm);
+        return MPI_Gatherv(b->sbuf, n, b->type, b->rbuf, cnt, dsp, b->type, root, b->comm);
+    case B_SCATTERV:
+        if (root_in_place)
+            return MPI_Scatterv(b->sbuf, cnt, dsp, b->type, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                                root, b->comm);
+        return MPI_Scatterv(b->sbuf, cnt, dsp, b->type, b->rbuf, n, b->type, root, b->comm);
     case B_PAIRWISE: return pairwise_exchange(b, count);
     case B_MEMCPY: memcpy(b->rbuf, b->sbuf, count); return MPI_SUCCESS;
     case B_IPROBE:
@@ -798,18 +973,31 @@ static void fill_inputs(const bench_t *b, size_t count)
         for (size_t i = 0; i < count * P; i++) store(t, in, i, input_value(&b->vr, b->rank, i));
         break;
     }
-    case B_ALLTOALL: {
+    case B_ALLTOALL:
+    case B_ALLTOALLV: {
         /* element d*count + j goes to rank d */
         char *in = o->inplace ? b->rbuf : b->sbuf;
         for (size_t i = 0; i < count * P; i++) store(t, in, i, input_value(&b->vr, b->rank, i));
         break;
     }
-    case B_ALLGATHER: {
-        /* element g = r*count + j of the result comes from rank r */
-        char *in = o->inplace ? b->rbuf + r * count * b->es : b->sbuf;
+    case B_ALLGATHER:
+    case B_ALLGATHERV:
+    case B_GATHER:
+    case B_GATHERV: {
+        /* element g = r*count + j of the result comes from rank r; in place:
+         * every rank of allgather(v), the root of gather(v) */
+        int ip = o->inplace && (B_ALLGATHER == o->coll || B_ALLGATHERV == o->coll || b->rank == o->root);
+        char *in = ip ? b->rbuf + r * count * b->es : b->sbuf;
         for (size_t j = 0; j < count; j++) store(t, in, j, input_value(&b->vr, b->rank, r * count + j));
         break;
     }
+    case B_SCATTER:
+    case B_SCATTERV:
+        /* the root's element g goes to rank g / count (in place, the root's
+         * own block stays in its send buffer) */
+        if (b->rank == o->root)
+            for (size_t g = 0; g < count * P; g++) store(t, b->sbuf, g, input_value(&b->vr, o->root, g));
+        break;
     case B_BCAST:
         if (b->rank == o->root)
             for (size_t i = 0; i < count; i++) store(t, b->rbuf, i, input_value(&b->vr, o->root, i));
@@ -836,10 +1024,22 @@ static void poison_outputs(const bench_t *b, size_t count)
         if (!o->inplace) memset(b->rbuf, 0xa5, count * es);
         break;
     case B_ALLGATHER:
+    case B_ALLGATHERV:
         for (size_t q = 0; q < P; q++)
             if (!o->inplace || q != r) memset(b->rbuf + q * count * es, 0xa5, count * es);
         break;
+    case B_GATHER:
+    case B_GATHERV:
+        if (b->rank == o->root)
+            for (size_t q = 0; q < P; q++)
+                if (!o->inplace || q != r) memset(b->rbuf + q * count * es, 0xa5, count * es);
+        break;
+    case B_SCATTER:
+    case B_SCATTERV:
+        if (!o->inplace || b->rank != o->root) memset(b->rbuf, 0xa5, count * es);
+        break;
     case B_ALLTOALL:
+    case B_ALLTOALLV:
         if (!o->inplace) memset(b->rbuf, 0xa5, count * P * es);
         break;
     case B_BCAST:
@@ -876,10 +1076,27 @@ static size_t count_errors(const bench_t *b, size_t count)
             bad += !equals(t, b->rbuf, j, reduced_value(&b->vr, r * count + j));
         break;
     case B_ALLGATHER:
+    case B_ALLGATHERV:
         for (size_t g = 0; g < count * P; g++)
             bad += !equals(t, b->rbuf, g, input_value(&b->vr, (int)(g / count), g));
         break;
+    case B_GATHER:
+    case B_GATHERV:
+        if (b->rank == o->root)
+            for (size_t g = 0; g < count * P; g++)
+                bad += !equals(t, b->rbuf, g, input_value(&b->vr, (int)(g / count), g));
+        break;
+    case B_SCATTER:
+    case B_SCATTERV: {
+        /* block r of the root's vector; the root's own block stays in its
+         * send buffer in place */
+        const char *out = (o->inplace && b->rank == o->root) ? b->sbuf + r * count * b->es : b->rbuf;
+        for (size_t j = 0; j < count; j++)
+            bad += !equals(t, out, j, input_value(&b->vr, o->root, r * count + j));
+        break;
+    }
     case B_ALLTOALL:
+    case B_ALLTOALLV:
         /* block s came from rank s: its elements r*count + j */
         for (size_t g = 0; g < count * P; g++)
             bad += !equals(t, b->rbuf, g, input_value(&b->vr, (int)(g / count), r * count + g % count));
@@ -1184,7 +1401,7 @@ static void print_header(const bench_t *b)
     }
     printf("# braid_bench %s  P=%d  type=%s (%zu B)", col, b->P, dtypes[o->dtype].name, b->es);
     if (coll_has_op(o->coll)) printf("  op=%s", op_names[o->op]);
-    if (B_BCAST == o->coll || B_REDUCE == o->coll) printf("  root=%d", o->root);
+    if (coll_has_root(o->coll)) printf("  root=%d", o->root);
     if (B_PAIRWISE == o->coll) printf("  steps=%d", b->steps);
     printf("  in-place=%s  validate=%s\n", o->inplace ? "yes" : "no", o->validate ? "yes" : "no");
     if (o->budget_s > 0)
@@ -1360,6 +1577,9 @@ int main(int argc, char **argv)
     size_t prev_S = (size_t)-1;
     double *rank_p50 = calloc((size_t)b.P, sizeof(double));
     if (NULL == rank_p50) MPI_Abort(MPI_COMM_WORLD, 2);
+    b.vcounts = calloc((size_t)b.P, sizeof(int));
+    b.vdispls = calloc((size_t)b.P, sizeof(int));
+    if (NULL == b.vcounts || NULL == b.vdispls) MPI_Abort(MPI_COMM_WORLD, 2);
     for (size_t want = o.min_size; want <= o.max_size; want *= 2) {
         shape_t s = shape_for(&b, want);
         if (s.S == prev_S && !coll_sizeless(o.coll)) continue;
@@ -1367,6 +1587,16 @@ int main(int argc, char **argv)
         if (s.count > INT_MAX) {
             if (0 == b.rank) fprintf(stderr, "braid_bench: count %zu exceeds INT_MAX, stopping\n", s.count);
             break;
+        }
+        if (coll_is_v(o.coll)) {
+            /* every count the block, displacements i * block */
+            if (s.count * (size_t)(b.P - 1) > INT_MAX) {
+                if (0 == b.rank)
+                    fprintf(stderr, "braid_bench: displacement %zu exceeds INT_MAX, stopping\n",
+                            s.count * (size_t)(b.P - 1));
+                break;
+            }
+            for (int q = 0; q < b.P; q++) b.vcounts[q] = (int)s.count, b.vdispls[q] = q * (int)s.count;
         }
         if (!coll_sizeless(o.coll) && B_PAIRWISE != o.coll) fill_inputs(&b, s.count);
         timing_t tm = { .rank_p50 = rank_p50, .line_ns = line_probe(&lp) };
@@ -1399,6 +1629,8 @@ int main(int argc, char **argv)
     free(b.sbuf);
     free(b.rbuf);
     free(rank_p50);
+    free(b.vcounts);
+    free(b.vdispls);
     MPI_Finalize();
     return failed ? 1 : 0;
 }

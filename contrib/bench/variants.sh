@@ -97,14 +97,16 @@ check() {
 import re, sys
 err, name, coll = sys.argv[1], sys.argv[2], sys.argv[3]
 # the blocking collectives each component's module has on an
-# intra-communicator (Open MPI 4.1/5.0 sources); others: all of them
+# intra-communicator (Open MPI 4.1/5.0 sources); others: all of them. han:
+# those of 4.1 (it leaves allgatherv to the next component on MPI_COMM_WORLD;
+# newer releases add gatherv, scatterv, alltoall(v), not listed here)
 ALL = {"allreduce", "bcast", "barrier", "reduce", "reduce_scatter", "allgather", "alltoall",
-       "scan", "exscan"}
+       "scan", "exscan", "gather", "scatter", "allgatherv", "alltoallv", "gatherv", "scatterv"}
 HAS = {"libnbc": set(), "inter": set(), "self": set(), "sync": set(), "monitoring": set(),
        "ftagree": set(), "accelerator": set(), "cuda": set(),
        "adapt": {"bcast", "reduce"},
        "sm": {"allreduce", "barrier", "bcast", "reduce"},
-       "han": {"allreduce", "allgather", "barrier", "bcast", "reduce"},
+       "han": {"allreduce", "allgather", "barrier", "bcast", "reduce", "gather", "scatter"},
        "braid": ALL}
 pid, avail, enabled, declined, known = None, {}, {}, {}, set()
 for line in open(err, errors="replace"):
