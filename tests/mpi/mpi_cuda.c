@@ -9,7 +9,13 @@
  *
  * MPI_Allgather, MPI_Reduce_scatter_block and MPI_Reduce_scatter take the
  * same mixes (braid runs them on host copies of device buffers); pinned
- * host memory (cuMemHostAlloc) is a fourth place.
+ * host memory (cuMemHostAlloc) is a fourth place. MPI_Alltoall,
+ * MPI_Alltoallv, MPI_Allgatherv, MPI_Gather, MPI_Scatter, MPI_Gatherv and
+ * MPI_Scatterv take the four places too (host copies as well), and so do
+ * MPI_Scan and MPI_Exscan (int sums, staged like allreduce), with uneven
+ * counts including a zero, displacements in reverse rank order whose gaps
+ * must keep their values, roots 0 and P - 1, and in place (at the root, on
+ * every rank, or on some ranks for the scans).
  *
  * MPI_Iallreduce with MPI_Ibcast outstanding, and a persistent allreduce
  * started three times with new inputs, on the same mixes: braid runs a
@@ -572,6 +578,363 @@ static void test_reduce_scatter(MPI_Comm comm, size_t n, int k, int varied)
     free(in); free(got); free(rcounts);
 }
 
+/* ---- MPI_Alltoall(v), MPI_Allgatherv, MPI_Gather(v), MPI_Scatter(v),
+ * MPI_Scan and MPI_Exscan: braid runs them on host copies of device
+ * buffers (the whole span of a receive buffer read first where the call
+ * reads it or its gaps must keep their values). Int blocks of known
+ * values: xv(src, dst, i, k) is element i of what rank src sends to rank
+ * dst (dst the root in a gather, src the root in a scatter). Receive
+ * buffers are filled with gap_value (and copied to the device) before the
+ * call: the gaps between blocks must keep it. The send and receive sides
+ * are placed by kinds(), rotated with the rank and k. ---- */
+static int xv(int src, int dst, size_t i, int k)
+{
+    return src * 1000003 + dst * 10007 + (int)(i * 7u) + k;
+}
+static int gap_value(size_t j) { return -1 - (int)(j % 1000003u); }   /* < 0, xv >= 0 */
+
+static void kinds(int rank, int k, int salt, where_t *sw, where_t *dw)
+{
+    *sw = (where_t)((rank + k + salt) % WHERE_N);
+    *dw = (where_t)((rank + 2 * k + 1 + salt) % WHERE_N);
+}
+
+/* elements of got that differ from want: in blocks (want >= 0) and in gaps */
+static void count_wrong(const int *got, const int *want, size_t len, size_t *wrong, size_t *gaps)
+{
+    *wrong = *gaps = 0;
+    for (size_t j = 0; j < len; j++)
+        if (got[j] != want[j]) ++*(want[j] < 0 ? gaps : wrong);
+}
+
+/* MPI_Alltoall of n-int blocks, in place on every rank when k % 4 == 3 */
+static void test_alltoall(MPI_Comm comm, size_t n, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    where_t sw, dw;
+    kinds(rank, k, 1, &sw, &dw);
+    int in_place = 3 == k % 4;
+    size_t total = n * (size_t)P, bytes = total * sizeof(int);
+    int *h = malloc(bytes + 1), *got = malloc(bytes + 1), *want = malloc(bytes + 1);
+    for (int q = 0; q < P; q++)
+        for (size_t i = 0; i < n; i++) {
+            h[(size_t)q * n + i] = xv(rank, q, i, k);
+            want[(size_t)q * n + i] = xv(q, rank, i, k);
+        }
+    buf_t sb = buf_alloc(sw, bytes), rb = buf_alloc(dw, bytes);
+    if (in_place) {
+        buf_put(&rb, h, bytes);
+    } else {
+        buf_put(&sb, h, bytes);
+        for (size_t j = 0; j < total; j++) got[j] = gap_value(j);
+        buf_put(&rb, got, bytes);
+    }
+    int rc = MPI_Alltoall(in_place ? MPI_IN_PLACE : sb.p, (int)n, MPI_INT, rb.p, (int)n, MPI_INT,
+                          comm);
+    buf_get(&rb, got, bytes);
+    size_t wrong, gaps;
+    count_wrong(got, want, total, &wrong, &gaps);
+    mt_check(MPI_SUCCESS == rc && 0 == wrong,
+             "alltoall %zu ints np=%d send=%s recv=%s%s: rc=%d, %zu wrong", n, P, where_name[sw],
+             where_name[dw], in_place ? " (in place)" : "", rc, wrong);
+    buf_free(&sb);
+    buf_free(&rb);
+    free(h); free(got); free(want);
+}
+
+/* MPI_Alltoallv: count(r, q) elements from rank r to rank q, symmetric
+ * (in place needs it), none between ranks r and q with r + q == 2; the
+ * send blocks in rank order one element apart, the receive blocks in
+ * reverse rank order with gaps of 2 (and before the first) that must keep
+ * their values. In place on every rank when k % 4 == 3. */
+static int a2av_count(int r, int q, size_t n) { return r + q == 2 ? 0 : (int)n + (r * q + r + q) % 4; }
+
+static void test_alltoallv(MPI_Comm comm, size_t n, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    where_t sw, dw;
+    kinds(rank, k, 2, &sw, &dw);
+    int in_place = 3 == k % 4;
+    int *sc = malloc((size_t)P * sizeof(int)), *sd = malloc((size_t)P * sizeof(int));
+    int *rcnt = malloc((size_t)P * sizeof(int)), *rd = malloc((size_t)P * sizeof(int));
+    size_t slen = 0, rlen = 2;
+    for (int q = 0; q < P; q++) {
+        sc[q] = a2av_count(rank, q, n);
+        sd[q] = (int)slen;
+        slen += (size_t)sc[q] + 1;
+    }
+    for (int q = P - 1; q >= 0; q--) {
+        rcnt[q] = a2av_count(q, rank, n);
+        rd[q] = (int)rlen;
+        rlen += (size_t)rcnt[q] + 2;
+    }
+    int *h = malloc(slen * sizeof(int) + 1), *img = malloc(rlen * sizeof(int) + 1);
+    int *want = malloc(rlen * sizeof(int) + 1), *got = malloc(rlen * sizeof(int) + 1);
+    for (size_t j = 0; j < slen; j++) h[j] = -5;
+    for (size_t j = 0; j < rlen; j++) img[j] = want[j] = gap_value(j);
+    for (int q = 0; q < P; q++) {
+        for (int i = 0; i < sc[q]; i++) h[sd[q] + i] = xv(rank, q, (size_t)i, k);
+        for (int i = 0; i < rcnt[q]; i++) {
+            want[rd[q] + i] = xv(q, rank, (size_t)i, k);
+            if (in_place) img[rd[q] + i] = xv(rank, q, (size_t)i, k);
+        }
+    }
+    buf_t sb = buf_alloc(sw, slen * sizeof(int)), rb = buf_alloc(dw, rlen * sizeof(int));
+    if (!in_place) buf_put(&sb, h, slen * sizeof(int));
+    buf_put(&rb, img, rlen * sizeof(int));
+    int rc = MPI_Alltoallv(in_place ? MPI_IN_PLACE : sb.p, sc, sd, MPI_INT, rb.p, rcnt, rd, MPI_INT,
+                           comm);
+    buf_get(&rb, got, rlen * sizeof(int));
+    size_t wrong, gaps;
+    count_wrong(got, want, rlen, &wrong, &gaps);
+    mt_check(MPI_SUCCESS == rc && 0 == wrong && 0 == gaps,
+             "alltoallv n=%zu np=%d send=%s recv=%s%s: rc=%d, %zu wrong, %zu gap elements changed",
+             n, P, where_name[sw], where_name[dw], in_place ? " (in place)" : "", rc, wrong, gaps);
+    buf_free(&sb);
+    buf_free(&rb);
+    free(sc); free(sd); free(rcnt); free(rd);
+    free(h); free(img); free(want); free(got);
+}
+
+/* uneven counts with a zero (rank 1) for the v collectives, and their
+ * displacements in reverse rank order with gaps of 2 (also before the
+ * first block); returns the span */
+static int v_count(int r, size_t n) { return 1 == r ? 0 : (int)n + 2 * r; }
+
+static size_t v_layout(int P, size_t n, int *counts, int *displs)
+{
+    size_t len = 2;
+    for (int r = P - 1; r >= 0; r--) {
+        counts[r] = v_count(r, n);
+        displs[r] = (int)len;
+        len += (size_t)counts[r] + 2;
+    }
+    return len;
+}
+
+/* MPI_Allgatherv, in place on every rank when k % 4 == 3 */
+static void test_allgatherv(MPI_Comm comm, size_t n, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    where_t sw, dw;
+    kinds(rank, k, 3, &sw, &dw);
+    int in_place = 3 == k % 4;
+    int *counts = malloc((size_t)P * sizeof(int)), *displs = malloc((size_t)P * sizeof(int));
+    size_t len = v_layout(P, n, counts, displs), mine = (size_t)counts[rank];
+    int *h = malloc(mine * sizeof(int) + 1), *img = malloc(len * sizeof(int) + 1);
+    int *want = malloc(len * sizeof(int) + 1), *got = malloc(len * sizeof(int) + 1);
+    for (size_t j = 0; j < len; j++) img[j] = want[j] = gap_value(j);
+    for (size_t i = 0; i < mine; i++) h[i] = xv(rank, 0, i, k);
+    for (int q = 0; q < P; q++)
+        for (int i = 0; i < counts[q]; i++) want[displs[q] + i] = xv(q, 0, (size_t)i, k);
+    if (in_place) memcpy(img + displs[rank], h, mine * sizeof(int));
+    buf_t sb = buf_alloc(sw, mine * sizeof(int)), rb = buf_alloc(dw, len * sizeof(int));
+    if (!in_place) buf_put(&sb, h, mine * sizeof(int));
+    buf_put(&rb, img, len * sizeof(int));
+    int rc = MPI_Allgatherv(in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT, rb.p, counts,
+                            displs, MPI_INT, comm);
+    buf_get(&rb, got, len * sizeof(int));
+    size_t wrong, gaps;
+    count_wrong(got, want, len, &wrong, &gaps);
+    mt_check(MPI_SUCCESS == rc && 0 == wrong && 0 == gaps,
+             "allgatherv n=%zu np=%d send=%s recv=%s%s: rc=%d, %zu wrong, %zu gap elements changed",
+             n, P, where_name[sw], where_name[dw], in_place ? " (in place)" : "", rc, wrong, gaps);
+    buf_free(&sb);
+    buf_free(&rb);
+    free(counts); free(displs);
+    free(h); free(img); free(want); free(got);
+}
+
+/* MPI_Gather then MPI_Scatter of n-int blocks at root 0 (k even) or P - 1
+ * (k odd), in place at the root when (k / 2) % 2: the gather sends from
+ * the send kind into the root's P blocks of the receive kind, the scatter
+ * sends from those blocks back into the send kind's buffer. */
+static void test_gather_scatter(MPI_Comm comm, size_t n, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    where_t sw, dw;
+    kinds(rank, k, 0, &sw, &dw);
+    int root = k % 2 ? P - 1 : 0, is_root = rank == root;
+    int in_place = is_root && 1 == (k / 2) % 2;
+    size_t total = n * (size_t)P, bytes = total * sizeof(int);
+    int *img = malloc(bytes + 1), *want = malloc(bytes + 1), *got = malloc(bytes + 1);
+    int *mine = malloc(n * sizeof(int) + 1);
+    buf_t sb = buf_alloc(sw, n * sizeof(int)), rb = buf_alloc(dw, bytes);
+    size_t wrong, gaps;
+
+    /* gather */
+    for (size_t i = 0; i < n; i++) mine[i] = xv(rank, root, i, k);
+    for (size_t j = 0; j < total; j++) img[j] = gap_value(j);
+    for (int q = 0; q < P; q++)
+        for (size_t i = 0; i < n; i++) want[(size_t)q * n + i] = xv(q, root, i, k);
+    if (in_place) memcpy(img + (size_t)root * n, mine, n * sizeof(int));
+    else buf_put(&sb, mine, n * sizeof(int));
+    if (is_root) buf_put(&rb, img, bytes);
+    int rc = MPI_Gather(in_place ? MPI_IN_PLACE : sb.p, (int)n, MPI_INT, is_root ? rb.p : NULL,
+                        (int)n, MPI_INT, root, comm);
+    if (is_root) {
+        buf_get(&rb, got, bytes);
+        count_wrong(got, want, total, &wrong, &gaps);
+        mt_check(MPI_SUCCESS == rc && 0 == wrong && 0 == gaps,
+                 "gather %zu ints np=%d root=%d send=%s recv=%s%s: rc=%d, %zu wrong, %zu unwritten",
+                 n, P, root, where_name[sw], where_name[dw], in_place ? " (in place)" : "", rc,
+                 wrong, gaps);
+    } else {
+        mt_check(MPI_SUCCESS == rc, "gather np=%d root=%d send=%s: rc=%d", P, root,
+                 where_name[sw], rc);
+    }
+
+    /* scatter: the root's blocks from rb; the root's own stays there in place */
+    for (int q = 0; q < P; q++)
+        for (size_t i = 0; i < n; i++) img[(size_t)q * n + i] = xv(root, q, i, k);
+    for (size_t i = 0; i < n; i++) mine[i] = gap_value(i);
+    if (is_root) buf_put(&rb, img, bytes);
+    if (!in_place) buf_put(&sb, mine, n * sizeof(int));
+    rc = MPI_Scatter(is_root ? rb.p : NULL, (int)n, MPI_INT, in_place ? MPI_IN_PLACE : sb.p,
+                     (int)n, MPI_INT, root, comm);
+    if (in_place) {
+        buf_get(&rb, got, bytes);
+        count_wrong(got, img, total, &wrong, &gaps);
+    } else {
+        for (size_t i = 0; i < n; i++) want[i] = xv(root, rank, i, k);
+        buf_get(&sb, got, n * sizeof(int));
+        count_wrong(got, want, n, &wrong, &gaps);
+    }
+    mt_check(MPI_SUCCESS == rc && 0 == wrong,
+             "scatter %zu ints np=%d root=%d send=%s recv=%s%s: rc=%d, %zu wrong", n, P, root,
+             where_name[dw], where_name[sw], in_place ? " (in place)" : "", rc, wrong);
+    buf_free(&sb);
+    buf_free(&rb);
+    free(img); free(want); free(got); free(mine);
+}
+
+/* MPI_Gatherv then MPI_Scatterv, v_count elements per rank (none on rank
+ * 1), the root's blocks laid out by v_layout (its gaps must keep their
+ * values); root 0 (k even) or P - 1 (k odd), in place at the root when
+ * k % 4 is 1 or 2. Each rank's own buffer has 2 elements more, which
+ * the scatterv must not write. */
+static void test_gatherv_scatterv(MPI_Comm comm, size_t n, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    where_t sw, dw;
+    kinds(rank, k, 2, &sw, &dw);
+    int root = k % 2 ? P - 1 : 0, is_root = rank == root;
+    int in_place = is_root && 1 == ((k + 1) / 2) % 2;
+    int *counts = malloc((size_t)P * sizeof(int)), *displs = malloc((size_t)P * sizeof(int));
+    size_t len = v_layout(P, n, counts, displs), mine = (size_t)counts[rank], olen = mine + 2;
+    int *img = malloc(len * sizeof(int) + 1), *want = malloc(len * sizeof(int) + 1);
+    int *got = malloc(len * sizeof(int) + 1), *own = malloc(olen * sizeof(int) + 1);
+    buf_t sb = buf_alloc(sw, olen * sizeof(int)), rb = buf_alloc(dw, len * sizeof(int));
+    size_t wrong, gaps;
+
+    /* gatherv */
+    for (size_t i = 0; i < olen; i++) own[i] = i < mine ? xv(rank, root, i, k) : -5;
+    for (size_t j = 0; j < len; j++) img[j] = want[j] = gap_value(j);
+    for (int q = 0; q < P; q++)
+        for (int i = 0; i < counts[q]; i++) want[displs[q] + i] = xv(q, root, (size_t)i, k);
+    if (in_place) memcpy(img + displs[root], own, mine * sizeof(int));
+    else buf_put(&sb, own, olen * sizeof(int));
+    if (is_root) buf_put(&rb, img, len * sizeof(int));
+    int rc = MPI_Gatherv(in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT,
+                         is_root ? rb.p : NULL, counts, displs, MPI_INT, root, comm);
+    if (is_root) {
+        buf_get(&rb, got, len * sizeof(int));
+        count_wrong(got, want, len, &wrong, &gaps);
+        mt_check(MPI_SUCCESS == rc && 0 == wrong && 0 == gaps,
+                 "gatherv n=%zu np=%d root=%d send=%s recv=%s%s: rc=%d, %zu wrong, "
+                 "%zu gap elements changed", n, P, root, where_name[sw], where_name[dw],
+                 in_place ? " (in place)" : "", rc, wrong, gaps);
+    } else {
+        mt_check(MPI_SUCCESS == rc, "gatherv np=%d root=%d send=%s: rc=%d", P, root,
+                 where_name[sw], rc);
+    }
+
+    /* scatterv from the root's blocks in rb (gaps: gap_value) */
+    for (size_t j = 0; j < len; j++) img[j] = gap_value(j);
+    for (int q = 0; q < P; q++)
+        for (int i = 0; i < counts[q]; i++) img[displs[q] + i] = xv(root, q, (size_t)i, k);
+    for (size_t i = 0; i < olen; i++) {
+        own[i] = gap_value(i);
+        want[i] = i < mine ? xv(root, rank, i, k) : gap_value(i);
+    }
+    if (is_root) buf_put(&rb, img, len * sizeof(int));
+    if (!in_place) buf_put(&sb, own, olen * sizeof(int));
+    rc = MPI_Scatterv(is_root ? rb.p : NULL, counts, displs, MPI_INT,
+                      in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT, root, comm);
+    if (in_place) {
+        buf_get(&rb, got, len * sizeof(int));
+        count_wrong(got, img, len, &wrong, &gaps);
+    } else {
+        buf_get(&sb, got, olen * sizeof(int));
+        count_wrong(got, want, olen, &wrong, &gaps);
+    }
+    mt_check(MPI_SUCCESS == rc && 0 == wrong && 0 == gaps,
+             "scatterv %zu ints np=%d root=%d send=%s recv=%s%s: rc=%d, %zu wrong, "
+             "%zu beyond the block changed", mine, P, root, where_name[dw], where_name[sw],
+             in_place ? " (in place)" : "", rc, wrong, gaps);
+    buf_free(&sb);
+    buf_free(&rb);
+    free(counts); free(displs);
+    free(img); free(want); free(got); free(own);
+}
+
+/* MPI_Scan then MPI_Exscan, int sums, in place on some ranks (k decides);
+ * exscan's result on rank 0 is undefined and not checked */
+static int scan_input(int r, size_t i, int k) { return (int)(((size_t)r + 1) * (i % 1013u)) - 3 * r - k; }
+
+static void test_scan_exscan(MPI_Comm comm, size_t n, int k)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    where_t sw, dw;
+    kinds(rank, k, 1, &sw, &dw);
+    int in_place = 3 == (rank + k) % 4;
+    size_t bytes = n * sizeof(int);
+    int *in = malloc(bytes + 1), *got = malloc(bytes + 1), *fill = malloc(bytes + 1);
+    for (size_t i = 0; i < n; i++) {
+        in[i] = scan_input(rank, i, k);
+        fill[i] = gap_value(i);
+    }
+    buf_t sb = buf_alloc(sw, bytes), rb = buf_alloc(dw, bytes);
+    for (int ex = 0; ex < 2; ex++) {
+        if (in_place) {
+            buf_put(&rb, in, bytes);
+        } else {
+            buf_put(&sb, in, bytes);
+            buf_put(&rb, fill, bytes);
+        }
+        const void *s = in_place ? MPI_IN_PLACE : sb.p;
+        int rc = ex ? MPI_Exscan(s, rb.p, (int)n, MPI_INT, MPI_SUM, comm)
+                    : MPI_Scan(s, rb.p, (int)n, MPI_INT, MPI_SUM, comm);
+        buf_get(&rb, got, bytes);
+        size_t wrong = 0;
+        int upto = ex ? rank - 1 : rank;
+        for (size_t i = 0; i < n && upto >= 0; i++) {
+            int want = 0;
+            for (int q = 0; q <= upto; q++) want += scan_input(q, i, k);
+            wrong += got[i] != want;
+        }
+        mt_check(MPI_SUCCESS == rc && 0 == wrong,
+                 "%s %zu ints np=%d rank=%d send=%s recv=%s%s: rc=%d, %zu wrong",
+                 ex ? "exscan" : "scan", n, P, rank, where_name[sw], where_name[dw],
+                 in_place ? " (in place)" : "", rc, wrong);
+    }
+    buf_free(&sb);
+    buf_free(&rb);
+    free(in); free(got); free(fill);
+}
+
 /* Every placement of send and receive buffers (host, device, managed, in
  * place), reductions below, at and across the staging segments, on a
  * communicator of one rank. */
@@ -585,6 +948,12 @@ static void test_single_rank(MPI_Comm comm)
     for (int k = 0; k < 4; k++) {
         test_allgather(comm, 1000, k);
         test_reduce_scatter(comm, 1000, k, k & 1);
+        test_alltoall(comm, 1000, k);
+        test_alltoallv(comm, 1000, k);
+        test_allgatherv(comm, 1000, k);
+        test_gather_scatter(comm, 1000, k);
+        test_gatherv_scatterv(comm, 1000, k);
+        test_scan_exscan(comm, 1000, k);
     }
     test_pair_maxloc(comm);
     test_noncommutative(comm);
@@ -694,6 +1063,12 @@ int main(int argc, char **argv)
         for (int j = 0; j < 4; j++) {
             test_allgather(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j);
             test_reduce_scatter(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j, j & 1);
+            test_alltoall(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j);
+            test_alltoallv(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j);
+            test_allgatherv(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j);
+            test_gather_scatter(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j);
+            test_gatherv_scatterv(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j);
+            test_scan_exscan(MPI_COMM_WORLD, gsizes[i], (int)(i * 4) + j);
         }
     static const size_t rsizes[] = { 3, 1000, 65536 + 7 };
     for (size_t i = 0; i < sizeof rsizes / sizeof *rsizes; i++)
