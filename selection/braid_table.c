@@ -30,9 +30,13 @@
  *    the only message algorithm.
  *  - gather, scatter: binomial (lg P message times at the root) from
  *    P = 3; at P <= 2 linear, the same one message without a tree.
- *  - allgatherv: bruck (ceil(lg P) steps) where allgather takes
- *    recursive_doubling (the same steps and bytes, for any P, plus one
- *    local copy of the result), ring elsewhere (P <= 3 and large blocks).
+ *  - allgatherv: bruck (ceil(lg P) steps, plus one local copy of the
+ *    result) for mean blocks below 2K at P = 4-8 (measured at np = 4 and
+ *    8, oversubscribed: bruck 1.2-1.6x faster than ring to 8K per rank's
+ *    S, slower from 16K) and below 8K from P = 9 (the model's crossover,
+ *    (P-1-L) alpha = P S gamma, falls at 10-15K for P = 16-1024; rounded
+ *    down as at P = 4-8, where the measurement fell below the model);
+ *    ring elsewhere (P <= 3: as many steps).
  *  - alltoallv: pairwise (its one message algorithm) at every size.
  *  - gatherv, scatterv: linear (their one message algorithm: a rank
  *    knows only its own count, so no rank can forward another's block).
@@ -232,17 +236,10 @@ static const char builtin_rules[] =
     "scatter        3-inf       *               binomial\n"
     "\n"
     "allgatherv     1-3         *               ring\n"
-    "allgatherv     4           *               bruck\n"
-    "allgatherv     5-7         0-4K-1          bruck\n"
-    "allgatherv     5-7         4K-inf          ring\n"
-    "allgatherv     8           0-64K-1         bruck\n"
-    "allgatherv     8           64K-inf         ring\n"
-    "allgatherv     9-15        0-16K-1         bruck\n"
-    "allgatherv     9-15        16K-inf         ring\n"
-    "allgatherv     16          0-1M-1          bruck\n"
-    "allgatherv     16          1M-inf          ring\n"
-    "allgatherv     17-inf      0-16K-1         bruck\n"
-    "allgatherv     17-inf      16K-inf         ring\n"
+    "allgatherv     4-8         0-2K-1          bruck\n"
+    "allgatherv     4-8         2K-inf          ring\n"
+    "allgatherv     9-inf       0-8K-1          bruck\n"
+    "allgatherv     9-inf       8K-inf          ring\n"
     "alltoallv      1-inf       *               pairwise\n"
     "gatherv        1-inf       *               linear\n"
     "scatterv       1-inf       *               linear\n";
@@ -278,10 +275,17 @@ static const char builtin_rules[] =
  * times S: single copy to P = 4, the cells to 8K up to P = 8 and to 1K up
  * to 64 (the model's reasoning, unmeasured).
  * gatherv, scatterv: measured at np=2 (OSU osu_gatherv, osu_scatterv,
- * docs/BENCHMARKS.md); to P = 8 every block moves once either way and the
- * cells spare the root P - 1 message matches (reasoned, unmeasured); the
- * selection size is 0 for both (a rank knows only its own count), so the
- * rows name communicator sizes alone. */
+ * docs/BENCHMARKS.md) and at np=4 and 8 oversubscribed (braid_bench,
+ * 16 B - 64 KiB: gatherv's shm 0.73-0.94x linear's time, scatterv's
+ * 0.72-1.32x, above 1 only at 16-64K); the selection size is 0 for both
+ * (a rank knows only its own count), so the rows name communicator sizes
+ * alone.
+ * gather, scatter, alltoallv at P = 3-8: measured at np=4 and 8
+ * oversubscribed (braid_bench, docs/BENCHMARKS.md "P = 4 and 8: the
+ * newer collectives"): gather's shm 0.71-1.31x binomial's time at np=4
+ * (above 1 only at 16K) and 0.34-0.55x at np=8, scatter's 0.36-0.81x at
+ * every size, alltoallv's 0.16-1.29x pairwise's (above 1 only at 16-32K
+ * at np=4; its selection size is 0: one row per P). */
 static const char builtin_shm_rules[] =
     "# collective   comm_size   msg_size        algorithm\n"
     "barrier        1-64        *               shm\n"
@@ -307,13 +311,13 @@ static const char builtin_shm_rules[] =
     "exscan         1-4         *               shm\n"
     "exscan         5-8         0-8K            shm\n"
     "exscan         9-64        0-1K            shm\n"
-    "gather         1-2         *               shm\n"
-    "scatter        1-2         *               shm\n"
+    "gather         1-8         *               shm\n"
+    "scatter        1-8         *               shm\n"
     "allgatherv     1-2         *               shm\n"
     "allgatherv     3-8         0-4K            shm\n"
     "allgatherv     3-8         8K-inf          shm\n"
     "allgatherv     9-64        0-512           shm\n"
-    "alltoallv      1-2         *               shm\n"
+    "alltoallv      1-8         *               shm\n"
     "gatherv        1-8         *               shm\n"
     "scatterv       1-8         *               shm\n";
 
