@@ -60,10 +60,13 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     for (int q = 0; q < P && WAY_MESSAGE != way; q++) {
         size_t n = a->scounts[q] * es;
         if (q == root) continue;
-        uint64_t at = WAY_CELLS == way ? off : (uint64_t)(uintptr_t)(base + a->sdispls[q] * es);
+        uint64_t at = (uint64_t)(uintptr_t)(base + a->sdispls[q] * es);
+        if (WAY_CELLS == way) {
+            at = off;
+            memcpy(slot + off, (const char *)a->sbuf + a->sdispls[q] * es, n);
+            off += n;
+        }
         memcpy(slot + (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
-        if (WAY_CELLS == way) memcpy(slot + off, (const char *)a->sbuf + a->sdispls[q] * es, n);
-        if (WAY_CELLS == way) off += n;
     }
     return way;
 }
