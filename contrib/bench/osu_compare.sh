@@ -80,11 +80,12 @@ for g in (0, 1) if split > 0 else (0,):
     print("| ---: | ---: | ---: | ---: |")
     for s in sorted({s for gg, s, _ in d if gg == g}):
         b, t = d[(g, s, "braid")], d[(g, s, "tuned")]
+        # a variant with no run in this state shows "-": its runs are in the other table
+        cell = lambda x: (f"{median(x):.2f}" + (f" ({len(x)})" if split > 0 else "")) if x else "-"
+        ratio = "-"
         if b and t:
-            n = f" ({len(b)})" if split > 0 else ""
-            m = f" ({len(t)})" if split > 0 else ""
             mb, mt = median(b), median(t)
             num, den = (mb, mt) if better_high else (mt, mb)
             ratio = f"{num / den:.2f}" if den > 0 else "-"
-            print(f"| {s} | {mb:.2f}{n} | {mt:.2f}{m} | {ratio} |")
+        print(f"| {s} | {cell(b)} | {cell(t)} | {ratio} |")
 PY

@@ -29,7 +29,10 @@
  * reads; it returns when every rank is done reading (the ranks above read
  * its input). In place it publishes a copy: its input is the result it
  * writes while they read. Scratch: the copy (slot 0), one read input
- * (slot 1).
+ * (slot 1). Two ranks, where the node also has a writer
+ * (process_vm_writev): the pair way of the single-copy reduce
+ * (braid_shm_reduce.c) with rank 1 as its root, rank 0 writing half of
+ * its input into rank 1's result while rank 1 reads and folds the rest.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -126,6 +129,9 @@ int braid_prefix_doubling(braid_comm_t *c, const braid_coll_args_t *a, bool excl
 static int prefix_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
                          bool exclusive)
 {
+    /* two ranks: rank 0 writes part of its input into rank 1's result
+     * while rank 1 reads the rest, two cores on the one copy */
+    if (2 == c->size && NULL != s->write) return braid_shm_prefix_pair(s, a, exclusive);
     int r = c->rank, first = exclusive ? r - 1 : r;   /* the highest rank folded in */
     size_t bytes = a->count * a->esize;
     const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;

@@ -234,6 +234,12 @@ typedef enum { BRAID_SHM_FLAT, BRAID_SHM_PAIR, BRAID_SHM_SPLIT, BRAID_SHM_COPY }
 struct braid_coll_args;
 int braid_shm_reduce_direct(braid_shm_t *s, const struct braid_coll_args *a, int root, braid_shm_way_t way);
 
+/* A prefix reduction (MPI_Scan, exclusive: MPI_Exscan) of two ranks by the
+ * pair way: rank 1 reads and folds a part of rank 0's input while rank 0
+ * writes the rest straight into rank 1's result; rank 0's own result (scan)
+ * is its input. Call on a two-rank segment with a reader and a writer. */
+int braid_shm_prefix_pair(braid_shm_t *s, const struct braid_coll_args *a, bool exclusive);
+
 #ifdef __cplusplus
 }
 #endif

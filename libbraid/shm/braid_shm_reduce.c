@@ -21,6 +21,10 @@
  *          root's result (process_vm_writev); the root then folds its own
  *          operand into that part. Root: reads (1 - f) S, reduces S;
  *          the other: writes f S (f = 1/2, 3/5 from 64 KiB); 1 step
+ *          (also MPI_Scan and MPI_Exscan at P = 2 with rank 1 as the
+ *          root: braid_shm_prefix_pair; exscan reads its part and folds
+ *          nothing, scan's rank 0 copies its input to its result while
+ *          rank 1 reads)
  *   copy   the root reads the other's whole vector into its result,
  *          releases it, then folds its own operand in (tuned's order):
  *          root: reads S, reduces S; 1 step
@@ -156,11 +160,15 @@ static int gather_shares(braid_shm_t *s, const braid_coll_args_t *a, int root, c
  * also folds the written part afterwards, so from 64 KiB on the other
  * takes the larger part (3/5: measured best of 2/5, 1/2, 3/5 and 2/3 at
  * 64 KiB-4 MiB, docs/BENCHMARKS.md "Reduce at np=2"); below, where the
- * two system calls dominate, half. */
+ * two system calls dominate, half. A prefix (scan, exscan) splits in
+ * half at every size: the other rank has its own copy to make (scan) or
+ * the root no fold of its own (exscan); half measured 1.02-1.23x faster
+ * than 3/5 from 64 KiB (docs/BENCHMARKS.md, "scan and exscan at np=2"). */
 #define PAIR_LARGE ((size_t)64 << 10)
-static size_t pair_split(size_t count, size_t esize)
+static size_t pair_split(size_t count, size_t esize, bool prefix)
 {
-    size_t theirs = count * esize >= PAIR_LARGE ? count / 5 * 3 + count % 5 * 3 / 5 : count / 2;
+    size_t theirs = count * esize >= PAIR_LARGE && !prefix ? count / 5 * 3 + count % 5 * 3 / 5
+                                                           : count / 2;
     return count - theirs;
 }
 
@@ -172,35 +180,42 @@ static _Atomic int *pair_status(const braid_shm_t *s, uint64_t seq, int r)
 
 /* The root: publishes where the other may write (NULL: nowhere), reads
  * and folds [0, m) as flat does, releases the other, then folds its own
- * operand into [m, count) once the other's write is there. */
-static int pair_root(braid_shm_t *s, const braid_coll_args_t *a, const unsigned char *in)
+ * operand into [m, count) once the other's write is there. Without fold
+ * (an exclusive prefix at P = 2: the result is the other's vector) it
+ * reads [0, m) into its result and adds nothing of its own. */
+static int pair_root(braid_shm_t *s, const braid_coll_args_t *a, const unsigned char *in, bool fold,
+                     bool prefix)
 {
     int other = 1 - s->rank;
     size_t bytes = a->count * a->esize;
     /* the written part becomes v_other and is folded with fn(own, part):
      * own op v_other, which is v0 op v1 for root 0 and, commutative, for
      * root 1; in place the write would overwrite the root's operand */
-    bool give = in != (const unsigned char *)a->rbuf && (0 == s->rank || a->op.commutative) &&
+    bool give = (!fold || (in != (const unsigned char *)a->rbuf && (0 == s->rank || a->op.commutative))) &&
                 (NULL == s->unreadable || !s->unreadable(s->unreadable_arg, a->rbuf, bytes));
-    size_t m = give ? pair_split(a->count, a->esize) : a->count;
+    size_t m = give ? pair_split(a->count, a->esize, prefix) : a->count;
     uint64_t seq = braid_shm_begin(s);
     braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
     braid_shm_wait_one(s, seq, other);
-    int rc = fold_range(s, seq, a, in, 0, m, a->rbuf);
+    int rc = fold ? fold_range(s, seq, a, in, 0, m, a->rbuf)
+                  : s->read(s->read_arg, other, a->rbuf, braid_shm_addr(s, seq, other), m * a->esize);
     braid_shm_done(s, seq);
     if (!give) return rc;
     braid_shm_wait_done(s, seq, other);
     if (BRAID_OK != atomic_load_explicit(pair_status(s, seq, other), memory_order_relaxed))
         return BRAID_ERR_TRANSPORT;
     size_t off = m * a->esize;
-    if (m < a->count) a->op.fn(in + off, (unsigned char *)a->rbuf + off, a->count - m, a->op.arg);
+    if (fold && m < a->count)
+        a->op.fn(in + off, (unsigned char *)a->rbuf + off, a->count - m, a->op.arg);
     return rc;
 }
 
 /* The other rank: publishes its input, writes [m, count) of it into the
- * root's result when the root offers it, and returns once the root has
- * read the rest. */
-static int pair_other(braid_shm_t *s, const braid_coll_args_t *a, int root, const unsigned char *in)
+ * root's result when the root offers it, copies its input to own_out
+ * (an inclusive prefix's rank 0: its result is its input; NULL: nothing)
+ * while the root reads, and returns once the root has read the rest. */
+static int pair_other(braid_shm_t *s, const braid_coll_args_t *a, int root, const unsigned char *in,
+                      void *own_out, bool prefix)
 {
     size_t bytes = a->count * a->esize;
     uint64_t seq = braid_shm_begin(s);
@@ -209,11 +224,12 @@ static int pair_other(braid_shm_t *s, const braid_coll_args_t *a, int root, cons
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     braid_shm_wait_one(s, seq, root);
     uint64_t dst = braid_shm_addr(s, seq, root);
-    size_t m = pair_split(a->count, a->esize), off = m * a->esize;
+    size_t m = pair_split(a->count, a->esize, prefix), off = m * a->esize;
     if (0 != dst && BRAID_OK == rc && m < a->count)
         rc = s->write(s->read_arg, root, dst + off, pub + off, bytes - off);
     atomic_store_explicit(pair_status(s, seq, s->rank), rc, memory_order_relaxed);
     braid_shm_done(s, seq);
+    if (NULL != own_out) memcpy(own_out, in, bytes);
     braid_shm_wait_done(s, seq, root);
     return rc;
 }
@@ -246,7 +262,8 @@ int braid_shm_reduce_direct(braid_shm_t *s, const braid_coll_args_t *a, int root
     if (BRAID_SHM_COPY == way && 2 == s->size && root == s->rank && copy_usable(s, a, in))
         return copy_root(s, a, in);
     if (BRAID_SHM_PAIR == way && 2 == s->size && root >= 0 && NULL != s->write)
-        return s->rank == root ? pair_root(s, a, in) : pair_other(s, a, root, in);
+        return s->rank == root ? pair_root(s, a, in, true, false)
+                                : pair_other(s, a, root, in, NULL, false);
     bool split = BRAID_SHM_SPLIT == way;
     bool flat_root = !split && s->rank == root;
     uint64_t seq = braid_shm_begin(s);
@@ -280,4 +297,11 @@ int braid_shm_reduce_direct(braid_shm_t *s, const braid_coll_args_t *a, int root
     if (root < 0 && n > 0 && NULL != out) memcpy((unsigned char *)a->rbuf + first * a->esize, out, n * a->esize);
     int rg = gather_shares(s, a, root, own ? NULL : out);
     return BRAID_OK != rc ? rc : rg;
+}
+
+int braid_shm_prefix_pair(braid_shm_t *s, const braid_coll_args_t *a, bool exclusive)
+{
+    const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
+    if (1 == s->rank) return pair_root(s, a, in, !exclusive, true);
+    return pair_other(s, a, 1, in, exclusive || NULL == a->sbuf ? NULL : a->rbuf, true);
 }
