@@ -266,9 +266,15 @@ static const char builtin_rules[] =
  * slots costs more than the message algorithms' log P steps. A size the
  * segment cannot carry (above its slot, coll_braid_shm_slot_size, without
  * single copy) falls back to the table above.
- * alltoall: measured at np=2 only (OSU osu_alltoall, 1 B - 64 KiB blocks:
- * 1.15-2.03x tuned with shm forced, 0.69-2.30x with pairwise); P > 2 keeps
- * the message rows until measured.
+ * alltoall: at np=2 OSU osu_alltoall, 1 B - 64 KiB blocks: 1.15-2.03x
+ * tuned with shm forced, 0.69-2.30x with pairwise. At P = 3-8, np 3, 4, 6
+ * and 8 oversubscribed (braid_bench, docs/BENCHMARKS.md "P = 3-8: alltoall
+ * and the table"): the cells (P blocks up to the single-copy threshold,
+ * 4 KiB: the rows at P 5-8 end at 4 KiB / P) take 0.26-0.77x bruck's or
+ * pairwise's time, and single copy from
+ * 16 KiB blocks (8 KiB at P >= 5) 0.39-0.82x; between the two, where P
+ * system calls per rank move a few KiB each, single copy lost (1.02-1.86x)
+ * and the message rows stay.
  * scan, exscan: measured at np=2 (braid_bench against tuned, docs/
  * BENCHMARKS.md "scan and exscan"); at larger P the highest rank folds
  * P - 1 inputs, where recursive doubling reads and folds about 4 lg P
@@ -305,6 +311,13 @@ static const char builtin_shm_rules[] =
     "allgather      3-8         8K-inf          shm\n"
     "allgather      9-64        0-512           shm\n"
     "alltoall       1-2         *               shm\n"
+    "alltoall       3-4         0-1K            shm\n"
+    "alltoall       3-4         16K-inf         shm\n"
+    "alltoall       5           0-816           shm\n"
+    "alltoall       6           0-680           shm\n"
+    "alltoall       7           0-584           shm\n"
+    "alltoall       8           0-512           shm\n"
+    "alltoall       5-8         8K-inf          shm\n"
     "scan           1-4         *               shm\n"
     "scan           5-8         0-8K            shm\n"
     "scan           9-64        0-1K            shm\n"
