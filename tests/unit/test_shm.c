@@ -268,7 +268,11 @@ START_TEST(selection_needs_segment)
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLREDUCE, 2, 8, 0, NULL, true).alg, BRAID_ALLREDUCE_SHM);
     ck_assert_int_eq(braid_select_on(BRAID_COLL_BARRIER, 8, 0, 0, NULL, true).alg, BRAID_BARRIER_SHM);
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 2, 1 << 16, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
-    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLTOALL, 3, 8, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 3, 8, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    /* P = 5: the cells to 4 KiB / P, single copy from 8 KiB blocks, the message rows between */
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 5, 816, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLTOALL, 5, 2048, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 5, 8192, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
     ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLREDUCE, 2, 1 << 20, 0, NULL, true).alg, BRAID_ALLREDUCE_SHM);
     /* forced shm without a segment: the table's message algorithm */
     ck_assert_int_eq(braid_select_on(BRAID_COLL_BCAST, 4, 64, BRAID_BCAST_SHM, NULL, false).alg,
