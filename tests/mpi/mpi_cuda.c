@@ -38,11 +38,12 @@
  * it as skipped).
  *
  * usage: mpi_cuda                 the tests
- *        mpi_cuda bench [MiB]     device-buffer MPI_Allreduce (float sum) GB/s
- *                                 against braid's host-buffer allreduce of the
- *                                 same size and against copy-to-host + host
- *                                 MPI_Allreduce + copy-back, 1 MiB .. MiB
- *                                 (default 256); goal from 4 MiB: device/host
+ *        mpi_cuda bench [SIZE...]  device-buffer MPI_Allreduce (float sum, in
+ *                                 place) against braid's host-buffer allreduce
+ *                                 of the same size and against copy-to-host +
+ *                                 host MPI_Allreduce + copy-back, at each SIZE
+ *                                 in bytes (K/M/G suffixes; default 8 64K 1M
+ *                                 16M 64M 256M); goal from 4 MiB: device/host
  *                                 time <= 1.2, baseline/device time >= 2
  */
 #include "mpi_test_common.h"
@@ -977,22 +978,42 @@ static double median_of_slowest(double *t, int reps)
     return slowest[reps / 2];
 }
 
+/* Parses "8", "64K", "1M", "64M" (bytes, binary suffixes); 0 on a bad size. */
+static size_t parse_size(const char *a)
+{
+    char *end;
+    unsigned long long v = strtoull(a, &end, 10);
+    if ('K' == *end || 'k' == *end) v <<= 10, end++;
+    else if ('M' == *end || 'm' == *end) v <<= 20, end++;
+    else if ('G' == *end || 'g' == *end) v <<= 30, end++;
+    return *end ? 0 : (size_t)v;
+}
+
 /* Three in-place float sums of the same size, interleaved in every rep:
  * the device buffer through braid, a host buffer through braid, and the
  * baseline an application without a CUDA-aware MPI writes (the device
- * buffer copied to the host, summed there, copied back). */
-static void bench(size_t max_mib)
+ * buffer copied to the host, summed there, copied back). Columns: time of
+ * each (median over reps of the slowest rank), device / host and
+ * baseline / device. */
+static void bench(int nsizes, char **sizes)
 {
+    static const char *dflt[] = { "8", "64K", "1M", "16M", "64M", "256M" };
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
+    if (0 == nsizes) nsizes = (int)(sizeof dflt / sizeof *dflt), sizes = (char **)dflt;
     if (0 == rank)
-        printf("# np=%d  float SUM in place, median of reps of the slowest rank; algbw = bytes / time\n"
-               "# %10s %12s %12s %14s %14s %16s\n", P, "bytes", "device GB/s", "host GB/s",
-               "baseline GB/s", "device/host t", "baseline/device t");
-    for (size_t mib = 1; mib <= max_mib; mib *= 2) {
-        size_t bytes = mib << 20, n = bytes / sizeof(float);
-        int reps = mib <= 16 ? 20 : mib <= 64 ? 10 : 5;
+        printf("# np=%d  float SUM in place, median of reps of the slowest rank\n"
+               "# %10s %12s %12s %12s %14s %16s\n", P, "bytes", "device us", "host us",
+               "baseline us", "device/host t", "baseline/device t");
+    for (int s = 0; s < nsizes; s++) {
+        size_t bytes = parse_size(sizes[s]), n = bytes / sizeof(float);
+        if (n == 0) {
+            if (0 == rank) printf("# bad size %s (at least 4 bytes: 8, 64K, 1M)\n", sizes[s]);
+            continue;
+        }
+        bytes = n * sizeof(float);
+        int reps = bytes <= (1u << 20) ? 31 : bytes <= (64u << 20) ? 11 : 5;
         float *h = malloc(bytes), *hb = malloc(bytes);
         for (size_t i = 0; i < n; i++) h[i] = hb[i] = (float)(i % 7);
         buf_t d = buf_alloc(WHERE_DEVICE, bytes);
@@ -1024,8 +1045,8 @@ static void bench(size_t max_mib)
         double md = median_of_slowest(td, reps), mh = median_of_slowest(th, reps),
                mb = median_of_slowest(tb, reps);
         if (0 == rank) {
-            printf("  %10zu %12.2f %12.2f %14.2f %14.2f %16.2f\n", bytes, bytes / md / 1e9,
-                   bytes / mh / 1e9, bytes / mb / 1e9, md / mh, mb / md);
+            printf("  %10zu %12.1f %12.1f %12.1f %14.2f %16.2f\n", bytes, md * 1e6, mh * 1e6,
+                   mb * 1e6, md / mh, mb / md);
             fflush(stdout);
         }
         buf_free(&d);
@@ -1047,7 +1068,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1 && 0 == strcmp(argv[1], "bench")) {
-        bench(argc > 2 ? (size_t)atol(argv[2]) : 256);
+        bench(argc - 2, argv + 2);
         MPI_Finalize();
         return 0;
     }

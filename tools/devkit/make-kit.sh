@@ -4,6 +4,7 @@
 # relocatable prefix, the project tree with its build directory, and the runner (device-run.sh).
 #
 #   tools/devkit/make-kit.sh [BUILD_DIR]       # from the project root; BUILD_DIR default: build
+#   BRAID_KIT_OSU=.../osu-micro-benchmarks/c/mpi/collective tools/devkit/make-kit.sh   # also carry OSU binaries
 #
 # Then copy .devkit to the GPU machine and run "bash .devkit/device-run.sh [WHAT]" there (docs/CUDA.md).
 # The build must be configured with CUDA (nvcc present) and have its check programs built:
@@ -25,4 +26,9 @@ tar -C "$kit" -czf "$kit/ompi-root.tgz" root && rm -rf "$kit/root" "$kit/debs"
 tar -C "$top" --exclude=.git --exclude=.devkit --exclude='*.o' --exclude='*.lo' --exclude='build-san' -czf "$kit/tree.tgz" .
 echo "$build" >"$kit/build-dir"
 cp "$here/device-run.sh" "$kit/"
+# OSU binaries built against the same Open MPI, when BRAID_KIT_OSU names OSU's c/mpi/collective directory
+rm -rf "$kit/osu"; if [ -n "${BRAID_KIT_OSU:-}" ]; then mkdir -p "$kit/osu"
+    for b in osu_allreduce osu_reduce osu_bcast osu_allgather osu_reduce_scatter osu_barrier osu_iallreduce; do
+        f=$(find "$BRAID_KIT_OSU" -name "$b" -type f -perm -u+x | head -1); [ -n "$f" ] && cp "$f" "$kit/osu/"
+    done; fi
 du -sh "$kit" | awk '{print "make-kit: " $1 " in .devkit (limit for a device call: 64 MiB with the checkout)"}'
