@@ -108,6 +108,16 @@ HAS = {"libnbc": set(), "inter": set(), "self": set(), "sync": set(), "monitorin
        "sm": {"allreduce", "barrier", "bcast", "reduce"},
        "han": {"allreduce", "allgather", "barrier", "bcast", "reduce", "gather", "scatter"},
        "braid": ALL}
+# nonblocking (iallreduce, async_iallreduce) and persistent (allreduce_init)
+# forms: libnbc and braid have them all, adapt ibcast and ireduce, the others none
+form = coll[len("async_"):] if coll.startswith("async_") else coll
+if form.endswith("_init") and form[:-5] in ALL:
+    coll_base, HAS = form[:-5], {"libnbc": ALL, "braid": ALL}
+elif form.startswith("i") and form[1:] in ALL:
+    coll_base, HAS = form[1:], {"libnbc": ALL, "braid": ALL, "adapt": {"bcast", "reduce"}}
+else:
+    coll_base = coll
+nonblocking = coll_base != coll
 pid, avail, enabled, declined, known = None, {}, {}, {}, set()
 for line in open(err, errors="replace"):
     m = re.match(r"\[([^\]]*)\] (.*)", line.rstrip("\n"))
@@ -141,7 +151,8 @@ for line in open(err, errors="replace"):
 if pid is None:
     print(f"variants.sh: {name}: {coll}: no coll selection output (the run failed?)")
     sys.exit(1)
-cands = [(p, c) for c, p in avail.items() if enabled.get(c, True) and coll in HAS.get(c, ALL)]
+cands = [(p, c) for c, p in avail.items()
+         if enabled.get(c, True) and coll_base in HAS.get(c, set() if nonblocking else ALL)]
 runs = max(cands)[1] if cands else "?"
 line = f"variants.sh: {name}: {coll} on MPI_COMM_WORLD runs in {runs} (took it: " + \
     ", ".join(f"{c} {p}" for p, c in sorted(((p, c) for c, p in avail.items()), reverse=True)) + ")"
