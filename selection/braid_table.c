@@ -291,7 +291,22 @@ static const char builtin_rules[] =
  * newer collectives"): gather's shm 0.71-1.31x binomial's time at np=4
  * (above 1 only at 16K) and 0.34-0.55x at np=8, scatter's 0.36-0.81x at
  * every size, alltoallv's 0.16-1.29x pairwise's (above 1 only at 16-32K
- * at np=4; its selection size is 0: one row per P). */
+ * at np=4; its selection size is 0: one row per P).
+ * P = 16: measured on a 16-core node, one rank per core (an H200 machine,
+ * braid_bench through contrib/bench/variants.sh: braid as selected, every
+ * collective's shm forced and tuned, 3 interleaved runs; docs/BENCHMARKS.md
+ * "16 ranks on 16 cores"). Forced shm against the rows above: allgather
+ * 0.49-0.95x the time from 1 KiB per rank (a tie at 512 B), allgatherv
+ * 0.30-0.75x likewise, gatherv 0.40-0.91x and alltoallv 0.24-0.93x at every
+ * size but alltoallv's 1-2 KiB blocks (1.30-1.63x; one row per P, the cells'
+ * 3-4x below decide), scatterv 0.41-0.59x to 512 B blocks and 0.90-1.59x
+ * above (one row per P: it still beats tuned 1.2-3.4x there), gather
+ * 0.36-0.72x to 32 KiB blocks (0.95-1.11x from 64 KiB), scatter 0.34-0.48x
+ * to 512 B blocks and 0.28-0.93x from 4 KiB (1.75-2.37x between), alltoall
+ * 0.33-0.39x to 256 B blocks and 0.61-0.93x from 4 KiB (1.30-3.28x between),
+ * scan and exscan 0.60-0.92x at 2-4 KiB (ties at 8 KiB, 1.2-2.0x above),
+ * allreduce 0.79-0.92x from 512 KiB but at 8 MiB (1.16x), reduce_scatter
+ * 0.70-0.92x from 1 MiB; bcast and reduce above the cells lost (1.1-5x). */
 static const char builtin_shm_rules[] =
     "# collective   comm_size   msg_size        algorithm\n"
     "barrier        1-64        *               shm\n"
@@ -301,15 +316,19 @@ static const char builtin_shm_rules[] =
     "allreduce      3-4         32K-inf         shm\n"
     "allreduce      5-8         64K-inf         shm\n"
     "allreduce      9-64        0-2K            shm\n"
+    "allreduce      16          512K-inf        shm\n"
     "reduce         1-2         *               shm\n"
     "reduce         3-8         0-4K            shm\n"
     "reduce         3-8         16K-inf         shm\n"
     "reduce         9-64        0-4K            shm\n"
     "reduce_scatter 1-64        0-8K            shm\n"
+    "reduce_scatter 16          1M-inf          shm\n"
     "allgather      1-2         *               shm\n"
     "allgather      3-8         0-4K            shm\n"
     "allgather      3-8         8K-inf          shm\n"
-    "allgather      9-64        0-512           shm\n"
+    "allgather      9-15        0-512           shm\n"
+    "allgather      16          *               shm\n"
+    "allgather      17-64       0-512           shm\n"
     "alltoall       1-2         *               shm\n"
     "alltoall       3-4         0-1K            shm\n"
     "alltoall       3-4         16K-inf         shm\n"
@@ -318,21 +337,35 @@ static const char builtin_shm_rules[] =
     "alltoall       7           0-584           shm\n"
     "alltoall       8           0-512           shm\n"
     "alltoall       5-8         8K-inf          shm\n"
+    "alltoall       16          0-256           shm\n"
+    "alltoall       16          4K-inf          shm\n"
     "scan           1-4         *               shm\n"
     "scan           5-8         0-8K            shm\n"
-    "scan           9-64        0-1K            shm\n"
+    "scan           9-15        0-1K            shm\n"
+    "scan           16          0-4K            shm\n"
+    "scan           17-64       0-1K            shm\n"
     "exscan         1-4         *               shm\n"
     "exscan         5-8         0-8K            shm\n"
-    "exscan         9-64        0-1K            shm\n"
+    "exscan         9-15        0-1K            shm\n"
+    "exscan         16          0-4K            shm\n"
+    "exscan         17-64       0-1K            shm\n"
     "gather         1-8         *               shm\n"
+    "gather         16          0-64K           shm\n"
     "scatter        1-8         *               shm\n"
+    "scatter        16          0-512           shm\n"
+    "scatter        16          4K-inf          shm\n"
     "allgatherv     1-2         *               shm\n"
     "allgatherv     3-8         0-4K            shm\n"
     "allgatherv     3-8         8K-inf          shm\n"
-    "allgatherv     9-64        0-512           shm\n"
+    "allgatherv     9-15        0-512           shm\n"
+    "allgatherv     16          *               shm\n"
+    "allgatherv     17-64       0-512           shm\n"
     "alltoallv      1-8         *               shm\n"
+    "alltoallv      16          *               shm\n"
     "gatherv        1-8         *               shm\n"
-    "scatterv       1-8         *               shm\n";
+    "gatherv        16          *               shm\n"
+    "scatterv       1-8         *               shm\n"
+    "scatterv       16          *               shm\n";
 
 static braid_table_t builtin, builtin_shm;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;

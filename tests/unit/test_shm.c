@@ -273,6 +273,15 @@ START_TEST(selection_needs_segment)
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 5, 816, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
     ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLTOALL, 5, 2048, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 5, 8192, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    /* P = 16 (measured on a 16-core node): alltoall's cells to 256 B blocks, single copy from
+     * 4 KiB; allgather at every size; allreduce from 512 KiB, the message rows below */
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 16, 256, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLTOALL, 16, 1024, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 16, 4096, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLGATHER, 16, 1 << 20, 0, NULL, true).alg, BRAID_ALLGATHER_SHM);
+    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLGATHER, 15, 1 << 20, 0, NULL, true).alg, BRAID_ALLGATHER_SHM);
+    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLREDUCE, 16, 1 << 16, 0, NULL, true).alg, BRAID_ALLREDUCE_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLREDUCE, 16, 1 << 20, 0, NULL, true).alg, BRAID_ALLREDUCE_SHM);
     ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLREDUCE, 2, 1 << 20, 0, NULL, true).alg, BRAID_ALLREDUCE_SHM);
     /* forced shm without a segment: the table's message algorithm */
     ck_assert_int_eq(braid_select_on(BRAID_COLL_BCAST, 4, 64, BRAID_BCAST_SHM, NULL, false).alg,
