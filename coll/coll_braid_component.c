@@ -182,6 +182,8 @@ void mca_coll_braid_conf_refresh(void)
     f->seg_bytes = c->cuda_job && c->cuda_segment_size > 0 ? (size_t)c->cuda_segment_size : 0;
     f->trace = c->verbose >= 20;
     f->shared = c->thread_multiple || c->progress_thread;
+    /* 0 in the parameter: every call (a call of 0 bytes has nothing to overlap) */
+    f->handoff_bytes = !c->progress_thread ? 0 : c->progress_thread_bytes > 0 ? (size_t)c->progress_thread_bytes : 1;
 }
 
 int mca_coll_braid_to_mpi_error(int braid_rc)

@@ -52,6 +52,7 @@ typedef struct mca_coll_braid_component_t {
     int shm_reduce_split;      /* coll_braid_shm_reduce_split: bytes, ranks x message */
     int preconnect;            /* coll_braid_preconnect: endpoints made at enable up to this size */
     int progress_thread;       /* coll_braid_progress_thread: 1 = a thread progresses requests */
+    int progress_thread_bytes; /* coll_braid_progress_thread_bytes: requests it runs from the start */
     int fiber_stack_size;      /* coll_braid_fiber_stack_size: bytes per fiber stack */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
     bool multi_node;           /* node_key holds more than one node */
