@@ -35,6 +35,7 @@
 #endif
 #include "braid_fiber.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -92,6 +93,8 @@ struct braid_fiber {
     void *arg;
     int result;
     unsigned yields;
+    unsigned steps;         /* waits yielded in (braid_fiber_steps) */
+    unsigned last_turn;     /* the turn of the last yield_due that said yes */
     void *data;
     uint32_t seq;
     braid_fiber_t *next;    /* the pool's free list */
@@ -415,6 +418,8 @@ braid_fiber_t *braid_fiber_get(braid_fiber_fn fn, void *arg)
     f->done = false;
     f->result = 0;
     f->yields = 0;
+    f->steps = 0;
+    f->last_turn = UINT_MAX;
     f->data = NULL;
     f->seq = 0;
     f->next = NULL;
@@ -430,10 +435,15 @@ void braid_fiber_put(braid_fiber_t *f)
     pool_leave();
 }
 
-bool braid_fiber_yield_due(const braid_fiber_t *f, unsigned turn, bool busy)
+bool braid_fiber_yield_due(braid_fiber_t *f, unsigned turn, bool busy)
 {
-    return busy || f->yields > 0 || turn >= BRAID_FIBER_FIRST_SPIN;
+    if (!busy && 0 == f->yields && turn < BRAID_FIBER_FIRST_SPIN) return false;
+    if (turn <= f->last_turn) f->steps++;
+    f->last_turn = turn;
+    return true;
 }
+
+unsigned braid_fiber_steps(const braid_fiber_t *f) { return f->steps; }
 
 int braid_fiber_result(const braid_fiber_t *f) { return f->result; }
 unsigned braid_fiber_yields(const braid_fiber_t *f) { return f->yields; }

@@ -78,7 +78,13 @@ void braid_fiber_yield(void);
  * that, and on an oversubscribed node (busy: another process may need
  * this core), at once. */
 #define BRAID_FIBER_FIRST_SPIN 64u
-bool braid_fiber_yield_due(const braid_fiber_t *f, unsigned turn, bool busy);
+bool braid_fiber_yield_due(braid_fiber_t *f, unsigned turn, bool busy);
+
+/* How many waits f has yielded in since its job started: a yield at a turn
+ * no later than the previous yield's began a new wait, so the job got past
+ * the one before. A resumer compares it across a resume to tell a job that
+ * advanced from one still waiting where it was. */
+unsigned braid_fiber_steps(const braid_fiber_t *f);
 
 /* How many times f yielded since its job started. */
 unsigned braid_fiber_yields(const braid_fiber_t *f);

@@ -168,10 +168,17 @@ static void progress_leave(braid_engine_t *e)
     else e->progress_running = false;
 }
 
+/* Resumes r once; whether it finished. A resume after which the fiber
+ * finished or waits somewhere new counts in e->advanced (the progress
+ * thread's measure of a pass that did something). */
 static bool run_once(braid_engine_t *e, braid_task_t *r)
 {
     if (r->inner) return e->hooks.inner_done(e->hooks.arg, r);
-    return braid_fiber_resume(r->fiber);
+    unsigned steps = braid_fiber_steps(r->fiber);
+    bool done = braid_fiber_resume(r->fiber);
+    if (done || braid_fiber_steps(r->fiber) != steps)
+        __atomic_add_fetch(&e->advanced, 1, __ATOMIC_RELAXED);
+    return done;
 }
 
 int braid_engine_progress(braid_engine_t *e, bool complete)
@@ -222,7 +229,7 @@ int braid_engine_progress(braid_engine_t *e, bool complete)
 static void *thread_main(void *arg)
 {
     braid_engine_t *e = arg;
-    unsigned idle = 0;
+    unsigned idle = 0, seen = 0;
     long sleep_ns = 1000;
     for (;;) {
         pthread_mutex_lock(&e->pt.lock);
@@ -237,6 +244,14 @@ static void *thread_main(void *arg)
         /* the transport first (a pass resumes every fiber, each of which
          * also polls it), then the requests */
         int n = e->hooks.poll() + braid_engine_progress(e, false);
+        /* a fiber past one wait and into the next is progress too: a
+         * shm-tier step has no fd to wake the thread, so backing off
+         * between steps would add a sleep to every step */
+        unsigned adv = __atomic_load_n(&e->advanced, __ATOMIC_RELAXED);
+        if (adv != seen) {
+            seen = adv;
+            n++;
+        }
         if (n > 0) {
             idle = 0;
             sleep_ns = 1000;
@@ -301,12 +316,17 @@ void braid_engine_fini(braid_engine_t *e, void (*release)(braid_task_t *r))
 
 void braid_turn_take(braid_turns_t *t, bool shared, void (*wait)(void *), void *arg)
 {
-    unsigned mine;
+    unsigned mine, turn = 0;
     if (shared) mine = __atomic_fetch_add(&t->ticket, 1, __ATOMIC_ACQ_REL);
     else mine = t->ticket++;
     while (__atomic_load_n(&t->serving, __ATOMIC_ACQUIRE) != mine) {
-        if (NULL != braid_fiber_self()) braid_fiber_yield();
-        else wait(arg);
+        braid_fiber_t *f = braid_fiber_self();
+        if (NULL == f) {
+            wait(arg);
+            continue;
+        }
+        (void)braid_fiber_yield_due(f, ++turn, true);   /* counts the wait as one step */
+        braid_fiber_yield();
     }
 }
 

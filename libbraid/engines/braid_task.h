@@ -106,6 +106,7 @@ typedef struct braid_engine {
     braid_task_t *head, *tail;
     int outstanding;             /* the list's length, read without the lock */
     int runnable;                /* of those, the ones not ran out (the thread's work) */
+    unsigned advanced;           /* resumes after which a fiber finished or waited anew */
     bool progress_running;       /* unshared: progress is not re-entered */
     pthread_mutex_t pool_lock;
     braid_task_t *pool;
