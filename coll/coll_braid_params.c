@@ -109,10 +109,10 @@ static const int_param_t int_params[] = {
       "thread of braid's (1), so that a rank computing without MPI calls still sees them "
       "finish. The thread sleeps while none is outstanding. Needs MPI_THREAD_MULTIPLE (it runs "
       "user ops): at a lower thread level it stays off, with a message" },
-    { "progress_thread_bytes", &C->progress_thread_bytes, 16384, 0, INT_MAX, 0, { 0, 0 },
+    { "progress_thread_bytes", &C->progress_thread_bytes, 65536, 0, INT_MAX, 0, { 0, 0 },
       "0 (none) or a message size in bytes", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
       "With coll_braid_progress_thread=1: a nonblocking or persistent call of at least this "
-      "many bytes (default 16384) returns from MPI_Ixxx / MPI_Start before it runs and the "
+      "many bytes (default 65536) returns from MPI_Ixxx / MPI_Start before it runs and the "
       "thread runs it, overlapping the application's computation; a smaller one runs inside "
       "its post as far as its peers allow, as without the thread (0: every call does)" },
     { "fiber_stack_size", &C->fiber_stack_size, 8 << 20, 65536, 1 << 30, 0, { 0, 0 },

@@ -5,6 +5,7 @@
 #
 #   tools/devkit/make-kit.sh [BUILD_DIR]       # from the project root; BUILD_DIR default: build
 #   BRAID_KIT_OSU=.../osu-micro-benchmarks/c/mpi/collective tools/devkit/make-kit.sh   # also carry OSU binaries
+#   BRAID_KIT_ALT=/other/checkout/build tools/devkit/make-kit.sh   # also carry a second build's component
 #
 # Then copy .devkit to the GPU machine and run "bash .devkit/device-run.sh [WHAT]" there (docs/CUDA.md).
 # The build must be configured with CUDA (nvcc present) and have its check programs built:
@@ -25,10 +26,15 @@ tar -C "$kit" -czf "$kit/ompi-root.tgz" root && rm -rf "$kit/root" "$kit/debs"
 # the project and its build tree, without object files
 tar -C "$top" --exclude=.git --exclude=.devkit --exclude='*.o' --exclude='*.lo' --exclude='build-san' -czf "$kit/tree.tgz" .
 echo "$build" >"$kit/build-dir"
+# a second build's component (BRAID_KIT_ALT=DIR, a build directory of another checkout), to compare
+# the two in one device call (device-run.sh overlap): packed as build-alt/.libs in the tree
+if [ -n "${BRAID_KIT_ALT:-}" ]; then d=$(mktemp -d); mkdir -p "$d/build-alt/.libs"
+    cp "$BRAID_KIT_ALT/.libs/mca_coll_braid.so" "$d/build-alt/.libs/"
+    tar -C "$d" -xzf "$kit/tree.tgz" && tar -C "$d" -czf "$kit/tree.tgz" . && rm -rf "$d"; fi
 cp "$here/device-run.sh" "$kit/"
 # OSU binaries built against the same Open MPI, when BRAID_KIT_OSU names OSU's c/mpi/collective directory
 rm -rf "$kit/osu"; if [ -n "${BRAID_KIT_OSU:-}" ]; then mkdir -p "$kit/osu"
-    for b in osu_allreduce osu_reduce osu_bcast osu_allgather osu_reduce_scatter osu_barrier osu_iallreduce; do
-        f=$(find "$BRAID_KIT_OSU" -name "$b" -type f -perm -u+x | head -1); [ -n "$f" ] && cp "$f" "$kit/osu/"
+    for b in osu_allreduce osu_reduce osu_bcast osu_allgather osu_reduce_scatter osu_barrier osu_iallreduce osu_latency; do
+        f=$(find "$BRAID_KIT_OSU" "$BRAID_KIT_OSU/../pt2pt" -name "$b" -type f -perm -u+x | head -1); [ -n "$f" ] && cp "$f" "$kit/osu/"
     done; fi
 du -sh "$kit" | awk '{print "make-kit: " $1 " in .devkit (limit for a device call: 64 MiB with the checkout)"}'
