@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # osu_compare.sh - an OSU micro-benchmark (or any program that prints
-# "size latency" rows) under braid and under tuned (--mca coll ^braid),
-# interleaved (rep 1: braid then tuned, rep 2: ...); per size the median
+# "size latency" rows, or osu_barrier's one "latency" row, read as size 0)
+# under braid and under tuned (--mca coll ^braid), interleaved (rep 1: braid then tuned, rep 2: ...); per size the median
 # over repetitions of each variant's figure, and tuned / braid (> 1: braid
 # is faster). OSU's method: each call timed alone, a barrier between calls,
 # the time averaged over iterations and ranks.
@@ -55,7 +55,8 @@ for _ in $(seq "$reps"); do
         fi
         # shellcheck disable=SC2086
         timeout 600 mpirun -np "$np" "${launch[@]}" ${var[$v]} "$@" |
-            awk -v v="$v" -v ns="${ns:--1}" -v k="$col" '/^[0-9]+[ \t]/ { print v, $1, $k, ns }' >>"$rows"
+            awk -v v="$v" -v ns="${ns:--1}" -v k="$col" '/^[0-9]+[ \t]/ { print v, $1, $k, ns }
+                /^[ \t]*[0-9.]+[ \t]*$/ { print v, 0, $1, ns }' >>"$rows"
     done
 done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
