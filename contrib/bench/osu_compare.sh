@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # osu_compare.sh - an OSU micro-benchmark (or any program that prints
 # "size latency" rows, or osu_barrier's one "latency" row, read as size 0)
-# under braid and under tuned (--mca coll ^braid), interleaved (rep 1: braid then tuned, rep 2: ...); per size the median
+# under braid and under tuned (--mca coll ^braid), interleaved (rep 1:
+# braid then tuned, rep 2: ...); per size the median
 # over repetitions of each variant's figure, and tuned / braid (> 1: braid
 # is faster). OSU's method: each call timed alone, a barrier between calls,
 # the time averaged over iterations and ranks.
