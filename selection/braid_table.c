@@ -60,7 +60,10 @@
  *    docs/SELECTION.md), with
  *    one-band blips of a 2-repetition run smoothed into their neighbours
  *    (bcast 8: one_to_all at 16-32K; allreduce 8: bcube at 32-64K; reduce:
- *    dbtree at 16-32K). The sizes between (3, 5-7, 9-15) keep the model's
+ *    dbtree at 16-32K). bcast 16 from 4K re-measured on the same node by
+ *    OSU's osu_bcast and braid_bench, every algorithm forced: binomial to
+ *    32K, dbtree above (scatter_allgather lost to both by 1.1-1.7x at
+ *    16K and 128K-1M). The sizes between (3, 5-7, 9-15) keep the model's
  *    bands until measured on a node with that many cores.
  *  - small messages on a one-node communicator go through the shared-memory
  *    tier (builtin_shm_rules below) before any of these rows.
@@ -92,9 +95,8 @@ static const char builtin_rules[] =
     "bcast          8           128K-inf        dbtree\n"
     "bcast          9-15        0-128K-1        binomial\n"
     "bcast          9-15        128K-inf        scatter_allgather\n"
-    "bcast          16          0-16K-1         binomial\n"
-    "bcast          16          16K-1M-1        scatter_allgather\n"
-    "bcast          16          1M-inf          dbtree\n"
+    "bcast          16          0-32K-1         binomial\n"
+    "bcast          16          32K-inf         dbtree\n"
     "bcast          17-32       0-128K-1        binomial\n"
     "bcast          17-32       128K-inf        scatter_allgather\n"
     "bcast          33-128      0-256K-1        binomial\n"
