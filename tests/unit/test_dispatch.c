@@ -12,7 +12,9 @@
  * non-commutative op given to an algorithm that refuses it is handed on
  * (BRAID_ERR_UNSUPPORTED) before any message; the transport's call number
  * is taken by blocking and nonblocking calls and not by a persistent
- * request, which carries its own number and keeps its choice.
+ * request, which carries its own number and keeps its choice; with a
+ * hand-off size (a progress thread), a request that large leaves its post
+ * before its first message.
  */
 #include <stdio.h>
 #include <string.h>
@@ -199,6 +201,45 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
     DP_CHECK(!s.choice_cache[BRAID_COLL_ALLREDUCE].valid,
              "a persistent start wrote the communicator's cache");
     braid_task_release(&j.task);
+
+    /* the hand-off to a progress thread: a request of handoff_bytes
+     * returns from its post before sending anything (its number taken),
+     * traced as such, and finishes when progressed; one byte larger than
+     * the call, the hand-off stays off (at P = 1 the call then completes
+     * inside its post); blocking calls never hand off */
+    for (int k = 0; k < 2; k++) {
+        braid_site_forget(&s);
+        R->conf.handoff_bytes = bytes + (size_t)k;
+        braid_engine_hooks_t eh = { .complete = dp_complete };
+        braid_engine_t eng;
+        braid_engine_init(&eng, &eh);
+        braid_task_prepare(&j.task, BRAID_TASK_NONBLOCKING, -1);
+        dp_fill(buf, c->rank);
+        uint64_t sent = c->stats.msgs_sent;
+        uint32_t calls = R->calls;
+        int st = braid_task_post(&j.task, dp_job, &j);
+        if (0 == k) {
+            DP_CHECK(BRAID_TASK_PENDING == st, "handed off: post returned %d", st);
+            DP_CHECK(c->stats.msgs_sent == sent, "handed off: messages sent inside the post");
+            DP_CHECK(R->calls == calls + 1, "handed off: no call number taken at post");
+            DP_CHECK(0 != c->rank || 0 == strcmp(R->last, "iallreduce left to the progress thread"),
+                     "hand-off trace '%.100s'", R->last);
+        } else if (1 == P) {
+            DP_CHECK(BRAID_TASK_DONE == st, "below the hand-off at P=1: post returned %d", st);
+        }
+        if (BRAID_TASK_PENDING == st) {
+            braid_engine_add(&eng, &j.task);
+            while (braid_engine_outstanding(&eng)) braid_engine_progress(&eng, true);
+        }
+        rc = st < 0 ? st : j.task.result;
+        DP_CHECK(BRAID_OK == rc && dp_values_ok(buf, P), "hand-off %d: rc %d or wrong values", k, rc);
+        braid_task_release(&j.task);
+    }
+    dp_fill(buf, c->rank);
+    R->conf.handoff_bytes = 1;
+    rc = dp_allreduce(&s, NULL, sum_i64, true, buf);
+    DP_CHECK(BRAID_OK == rc && dp_values_ok(buf, P), "blocking call with a hand-off size: rc %d", rc);
+    R->conf.handoff_bytes = 0;
 
     /* a non-commutative op where the algorithm refuses it: handed on
      * before any message, on every rank */

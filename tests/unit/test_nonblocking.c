@@ -505,6 +505,55 @@ START_TEST(every_alg)
 }
 END_TEST
 
+/* The fiber's step count, which the progress thread takes for progress: a
+ * yield at a wait's first turn after a later turn of another wait is a
+ * new step; more turns of the same wait, and a turn wait (braid_turn_take
+ * counts each of its yields as one), are not more than one each. */
+typedef struct {
+    volatile int stage;   /* what the test has released: 1 = wait a, 2 = wait b */
+    braid_turns_t turns;
+} steps_job_t;
+
+static void steps_wait(braid_fiber_t *f, volatile int *stage, int until)
+{
+    for (unsigned turn = 1; *stage < until; turn++)
+        if (braid_fiber_yield_due(f, turn, true)) braid_fiber_yield();
+}
+
+static int steps_job(void *p)
+{
+    steps_job_t *j = p;
+    braid_fiber_t *f = braid_fiber_self();
+    steps_wait(f, &j->stage, 1);
+    steps_wait(f, &j->stage, 2);
+    braid_turn_take(&j->turns, false, NULL, NULL);   /* served at once: no yield */
+    braid_turn_give(&j->turns, false);
+    return 0;
+}
+
+START_TEST(fiber_steps)
+{
+    steps_job_t j = { .stage = 0 };
+    braid_fiber_t *f = braid_fiber_get(steps_job, &j);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(braid_fiber_steps(f), 0);
+    ck_assert(!braid_fiber_resume(f));            /* into wait a */
+    ck_assert_uint_eq(braid_fiber_steps(f), 1);
+    for (int i = 0; i < 3; i++) ck_assert(!braid_fiber_resume(f));   /* still in wait a */
+    ck_assert_uint_eq(braid_fiber_steps(f), 1);
+    j.stage = 1;
+    ck_assert(!braid_fiber_resume(f));            /* past a, into wait b */
+    ck_assert_uint_eq(braid_fiber_steps(f), 2);
+    ck_assert(!braid_fiber_resume(f));
+    ck_assert_uint_eq(braid_fiber_steps(f), 2);
+    j.stage = 2;
+    ck_assert(braid_fiber_resume(f));             /* returns */
+    ck_assert_uint_eq(braid_fiber_steps(f), 2);
+    braid_fiber_put(f);
+    braid_fiber_pool_release();
+}
+END_TEST
+
 int main(void)
 {
     /* UNIT_ALG: every name must be an algorithm of some collective
@@ -519,5 +568,6 @@ int main(void)
     tcase_add_loop_test(tc, mixed, 0, NB_NP * NB_VARIANTS);
     tcase_add_loop_test(tc, every_alg, 0, NB_NP * (BRAID_COLL_N + 1));
     tcase_add_loop_test(tc, split_order, 0, NB_NP * NB_VARIANTS);
+    tcase_add_test(tc, fiber_steps);
     return unit_run_suite(s);
 }
