@@ -110,7 +110,7 @@ static const int_param_t int_params[] = {
       "finish. The thread sleeps while none is outstanding. Needs MPI_THREAD_MULTIPLE (it runs "
       "user ops): at a lower thread level it stays off, with a message" },
     { "progress_thread_bytes", &C->progress_thread_bytes, 65536, 0, INT_MAX, 0, { 0, 0 },
-      "0 (none) or a message size in bytes", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
+      "0 (every call) or a message size in bytes", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, 0,
       "With coll_braid_progress_thread=1: a nonblocking or persistent call of at least this "
       "many bytes (default 65536) returns from MPI_Ixxx / MPI_Start before it runs and the "
       "thread runs it, overlapping the application's computation; a smaller one runs inside "
