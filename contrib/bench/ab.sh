@@ -5,19 +5,23 @@
 # For "does this change make braid slower?".
 #
 #   contrib/bench/ab.sh -a OLD_BUILD -b NEW_BUILD [-n NP] [-r REPS] [-c COLLS]
-#                       [-e MAX] [-t SECONDS] [-o OUT.csv]
+#                       [-e MAX] [-t SECONDS] [-o OUT.csv] [-L NS]
 #
 # OLD_BUILD and NEW_BUILD are build directories (their .libs hold
 # mca_coll_braid.so); the benchmark binary is NEW_BUILD's. Prints a table:
-# collective, size, A us, B us, tuned us, B/A (> 1: B slower).
+# collective, size, A us, B us, tuned us, B/A (> 1: B slower). -L NS: one
+# table for the runs whose line_ns (braid_bench's last column, a cache
+# line's round trip between ranks 0 and 1, measured at the run's first
+# size) is at most NS and one for the others, each median's run count in
+# parentheses: a virtual machine's near and far states apart.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-np=2 reps=5 colls=allreduce max=32M budget=0.05 out="" A="" B=""
-while getopts "a:b:n:r:c:e:t:o:" opt; do
+np=2 reps=5 colls=allreduce max=32M budget=0.05 out="" A="" B="" split=0
+while getopts "a:b:n:r:c:e:t:o:L:" opt; do
     case $opt in
     a) A=$OPTARG ;; b) B=$OPTARG ;; n) np=$OPTARG ;; r) reps=$OPTARG ;; c) colls=$OPTARG ;;
-    e) max=$OPTARG ;; t) budget=$OPTARG ;; o) out=$OPTARG ;;
-    *) echo "usage: ab.sh -a OLD_BUILD -b NEW_BUILD [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-o CSV]" >&2
+    e) max=$OPTARG ;; t) budget=$OPTARG ;; o) out=$OPTARG ;; L) split=$OPTARG ;;
+    *) echo "usage: ab.sh -a OLD_BUILD -b NEW_BUILD [-n NP] [-r REPS] [-c COLLS] [-e MAX] [-t S] [-o CSV] [-L NS]" >&2
        exit 2 ;;
     esac
 done
@@ -44,18 +48,33 @@ for ((rep = 1; rep <= reps; rep++)); do
     run tuned "$B/.libs" --mca coll '^braid'
 done
 [ -n "$out" ] && cp "$raw" "$out"
-# variant,coll,np,dtype,op,inplace,size_bytes,count,iters,p50_us,...
-python3 - "$raw" <<'PY'
+# variant,coll,np,dtype,op,inplace,size_bytes,count,iters,p50_us,...,line_ns
+python3 - "$raw" "$split" <<'PY'
 import csv, statistics, sys
 from collections import defaultdict
-d = defaultdict(list)
+split = float(sys.argv[2])
+runs, state = defaultdict(list), {}
+n = defaultdict(int)
 for row in csv.reader(open(sys.argv[1])):
-    d[(row[1], int(row[6]), row[0])].append(float(row[9]))
-keys = sorted({(c, s) for (c, s, _) in d})
-print(f"{'coll':15} {'size':>9} {'A us':>9} {'B us':>9} {'tuned us':>9} {'B/A':>6}")
-for c, s in keys:
-    m = {v: statistics.median(d[(c, s, v)]) for v in ("A", "B", "tuned") if d[(c, s, v)]}
-    ratio = m["B"] / m["A"] if "A" in m and "B" in m and m["A"] > 0 else float("nan")
-    print(f"{c:15} {s:>9} {m.get('A', float('nan')):9.2f} {m.get('B', float('nan')):9.2f} "
-          f"{m.get('tuned', float('nan')):9.2f} {ratio:6.2f}")
+    v, c = row[0], row[1]
+    if int(row[6]) <= int(n.get((v, c, "last"), -1)):
+        n[(v, c)] += 1          # the sizes start again: the next run of this variant
+    n[(v, c, "last")] = int(row[6])
+    run = (v, c, n[(v, c)])
+    if run not in state:        # a run's state: its first size's line_ns
+        state[run] = "all" if split <= 0 else ("near" if float(row[-1]) <= split else "far")
+    runs[(state[run], c, int(row[6]), v)].append(float(row[9]))
+for st in ("all", "near", "far"):
+    keys = sorted({(c, s) for (t, c, s, _) in runs if t == st})
+    if not keys:
+        continue
+    if st != "all":
+        print(f"# {st}: line_ns {'<=' if st == 'near' else '>'} {split:g} ns (runs per median in parentheses)")
+    print(f"{'coll':15} {'size':>9} {'A us':>11} {'B us':>11} {'tuned us':>11} {'B/A':>6}")
+    for c, s in keys:
+        d = {v: runs[(st, c, s, v)] for v in ("A", "B", "tuned")}
+        m = {v: statistics.median(x) for v, x in d.items() if x}
+        cell = lambda v: (f"{m[v]:.2f}" + (f"({len(d[v])})" if st != "all" else "")) if v in m else "-"
+        ratio = m["B"] / m["A"] if "A" in m and "B" in m and m["A"] > 0 else float("nan")
+        print(f"{c:15} {s:>9} {cell('A'):>11} {cell('B'):>11} {cell('tuned'):>11} {ratio:6.2f}")
 PY
