@@ -31,6 +31,7 @@ void braid_bblocks_init(braid_bblocks_t *bb, int P, int rank, braid_bound_fn_t b
     bb->P = P;
     bb->rank = rank;
     bb->nblocks = 0;
+    bb->me = bb->q = 0;   /* set in the loop: every rank below P lies in one block */
     bb->bound = bound;
     bb->bound_ctx = bound_ctx;
     int base = 0;
