@@ -318,7 +318,7 @@ static uint64_t probe_lead(braid_shm_t *s, int rounds, uint64_t far_ns, uint64_t
     }
     /* a rank that yields the core (an oversubscribed node) timed the
      * scheduler too */
-    bool far = !cut && ns > far_ns && !s->yield;
+    bool far = BRAID_SHM_FAR_ALWAYS == far_ns || (!cut && ns > far_ns && !s->yield);
     return probe_round(s, ns << 2 | (far ? 2u : 0u) | 1u);
 }
 

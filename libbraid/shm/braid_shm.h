@@ -151,9 +151,13 @@ uint64_t braid_shm_word(const braid_shm_t *s, int r, int i);
  * round trip in ns (or the round that ended it) and sets s->far to
  * whether the median exceeds far_ns, the
  * same on both ranks; never far where the probe was cut short or rank 0
- * yields the core (s->yield). 0 and s->far false for a segment of other
- * than two ranks. */
+ * yields the core (s->yield), whose figure is the scheduler's, not the
+ * line's - except with far_ns BRAID_SHM_FAR_ALWAYS, far whatever the
+ * rounds took (a choice made on every rank alike, so a test of the far
+ * path does not hang on the machine's moment). 0 and s->far false for a
+ * segment of other than two ranks. */
 #define BRAID_SHM_PROBE_SLICE_NS 50000u   /* the glue's slice_ns */
+#define BRAID_SHM_FAR_ALWAYS 1u           /* far_ns: far, whatever the probe sees */
 uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns, uint64_t slice_ns);
 
 /* out = slot[0] op (slot[1] op (... op slot[P-1])) of call seq over

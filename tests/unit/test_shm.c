@@ -15,7 +15,8 @@
  *  - the line probe (braid_shm_line_probe): both ranks of a pair return
  *    rank 0's figure and verdict, a verdict that follows the threshold
  *    (never far where rank 0 yields or rounds exceed the time slice,
- *    which ends the probe after three rounds), the segment numbers the same
+ *    which ends the probe after three rounds, unless far_ns says always
+ *    far), the segment numbers the same
  *    calls on both and carries the next call; other sizes are never far.
  */
 #include "unit_coll.h"
@@ -211,7 +212,10 @@ START_TEST(line_probe)
     int P = 1 + _i % 3;
     probe_ctx_t x;
     memset(&x, 0, sizeof x);
-    x.far_ns = _i / 3 % 2 ? 1 : UINT64_MAX >> 2;   /* always / never exceeded */
+    /* every round exceeds 2 ns, none 2^62; cases 18..: BRAID_SHM_FAR_ALWAYS,
+     * far though rank 0 yields and the slices cut the probe short */
+    bool always = _i >= 18;
+    x.far_ns = always ? BRAID_SHM_FAR_ALWAYS : _i / 3 % 2 ? 2 : UINT64_MAX >> 2;
     x.rank0_yields = _i / 6 % 2;
     /* cases 12..: every round exceeds the slice, the third ends the probe */
     bool sliced = _i >= 12;
@@ -220,7 +224,7 @@ START_TEST(line_probe)
     inproc_result_t res = inproc_run(P, probe_rank, NULL, &x);
     ck_assert_int_eq(res.rc, BRAID_OK);
     ck_assert_int_eq(x.bad, 0);
-    bool want_far = 2 == P && 1 == x.far_ns && !x.rank0_yields && !sliced;
+    bool want_far = 2 == P && (always || (2 == x.far_ns && !x.rank0_yields && !sliced));
     for (int r = 0; r < P; r++) {
         ck_assert_msg(x.far[r] == want_far, "P=%d far_ns=%llu rank %d: far %d", P,
                       (unsigned long long)x.far_ns, r, (int)x.far[r]);
@@ -307,6 +311,6 @@ int main(void)
     TCase *tc = unit_tcase(s, "checks", 60);
     tcase_add_test(tc, attach_checks_header);
     tcase_add_test(tc, selection_needs_segment);
-    tcase_add_loop_test(tc, line_probe, 0, 18);
+    tcase_add_loop_test(tc, line_probe, 0, 21);
     return unit_run_suite(s);
 }
