@@ -18,6 +18,15 @@
 #include <string.h>
 
 #define MAX_TREE_P 1024
+#define MAX_BCUBE_P 256
+
+/* P in blocks of P_BLOCK per test: each test is a fork, which under ASan
+ * (with its leak check at the child's exit) costs ~90 ms - one per P
+ * would take minutes. A failure's loop index i is the block of
+ * P = 32 i + 1 .. 32 i + 32 */
+#define P_BLOCK 32
+static int block_first(int i) { return i * P_BLOCK + 1; }
+static int block_last(int i, int max) { return (i + 1) * P_BLOCK < max ? (i + 1) * P_BLOCK : max; }
 
 typedef struct tree_check {
     int P;
@@ -116,9 +125,8 @@ static void check_inorder(int P, int which)
 
 static bool interior(const braid_tree_node_t *n) { return n->nchildren > 0; }
 
-START_TEST(test_dbtree_nccl)
+static void check_one_dbtree_nccl(int P)
 {
-    int P = _i;
     braid_dbtree_t t = { P, BRAID_DBTREE_NCCL, -1 };
     static braid_tree_node_t t0[MAX_TREE_P];
     /* tree 0: NCCL's btree, in-order, exact depth */
@@ -162,11 +170,15 @@ START_TEST(test_dbtree_nccl)
         ck_assert(interior(&t0[0]) && interior(&n1) && 1 == t0[0].nchildren);
     }
 }
+
+START_TEST(test_dbtree_nccl)
+{
+    for (int P = block_first(_i); P <= block_last(_i, MAX_TREE_P); P++) check_one_dbtree_nccl(P);
+}
 END_TEST
 
-START_TEST(test_dbtree_inorder)
+static void check_one_dbtree_inorder(int P)
 {
-    int P = _i;
     braid_dbtree_t t = { P, BRAID_DBTREE_INORDER, -1 };
     static braid_tree_node_t t0[MAX_TREE_P];
     ck_assert_int_eq(check_tree(&t, 0, 2), ceil_lg(P));
@@ -191,12 +203,16 @@ START_TEST(test_dbtree_inorder)
         ck_assert_int_eq(diff, 0);
     }
 }
+
+START_TEST(test_dbtree_inorder)
+{
+    for (int P = block_first(_i); P <= block_last(_i, MAX_TREE_P); P++) check_one_dbtree_inorder(P);
+}
 END_TEST
 
 /* re-rooted at every root for P <= 64, three roots above */
-START_TEST(test_dbtree_rooted)
+static void check_one_dbtree_rooted(int P)
 {
-    int P = _i;
     int roots[3] = { 0, P / 2, P - 1 };
     int nroots = P <= 64 ? P : 3;
     for (int k = 0; k < nroots; k++) {
@@ -221,6 +237,11 @@ START_TEST(test_dbtree_rooted)
         }
         ck_assert_int_eq(bad, 0);
     }
+}
+
+START_TEST(test_dbtree_rooted)
+{
+    for (int P = block_first(_i); P <= block_last(_i, MAX_TREE_P); P++) check_one_dbtree_rooted(P);
 }
 END_TEST
 
@@ -319,12 +340,16 @@ static void check_bcube(int P, int base)
     free(reach); free(next);
 }
 
-START_TEST(test_bcube_groups)
+static void check_one_bcube_groups(int P)
 {
-    int P = _i;
     for (int base = 2; base <= 8; base++) check_bcube(P, base);
     check_bcube(P, 0);
     check_bcube(P, BRAID_BCUBE_AUTO);
+}
+
+START_TEST(test_bcube_groups)
+{
+    for (int P = block_first(_i); P <= block_last(_i, MAX_BCUBE_P); P++) check_one_bcube_groups(P);
 }
 END_TEST
 
@@ -350,13 +375,13 @@ int main(void)
     Suite *s = suite_create("trees");
     TCase *t = tcase_create("dbtree");
     tcase_set_timeout(t, 120);
-    tcase_add_loop_test(t, test_dbtree_nccl, 1, MAX_TREE_P + 1);
-    tcase_add_loop_test(t, test_dbtree_inorder, 1, MAX_TREE_P + 1);
-    tcase_add_loop_test(t, test_dbtree_rooted, 1, MAX_TREE_P + 1);
+    tcase_add_loop_test(t, test_dbtree_nccl, 0, MAX_TREE_P / P_BLOCK);
+    tcase_add_loop_test(t, test_dbtree_inorder, 0, MAX_TREE_P / P_BLOCK);
+    tcase_add_loop_test(t, test_dbtree_rooted, 0, MAX_TREE_P / P_BLOCK);
     suite_add_tcase(s, t);
     TCase *b = tcase_create("bcube");
     tcase_set_timeout(b, 120);
-    tcase_add_loop_test(b, test_bcube_groups, 1, 257);
+    tcase_add_loop_test(b, test_bcube_groups, 0, MAX_BCUBE_P / P_BLOCK);
     tcase_add_test(b, test_bcube_factor_examples);
     suite_add_tcase(s, b);
     return unit_run_suite(s);
