@@ -39,6 +39,8 @@
 #   BRAID_OMPI5_MIRROR  Debian mirror (default http://deb.debian.org/debian)
 #   BRAID_OMPI5_PKGS    more packages to install in the root
 #   BRAID_OMPI5_TESTS   what 'test' runs (default: '$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh')
+#   BRAID_OMPI5_MPI_FILTER  an MPI_TEST_FILTER for the MPI list of 'test' alone
+#                       (not the multihost cases); default: MPI_TEST_FILTER
 #   BRAID_OMPI5_INSTALL_CHECK  0: 'test' skips tests/install/check_install.sh
 #                       (make install into the root's Open MPI, mpirun with no
 #                       component path in the environment loads braid, make
@@ -222,7 +224,8 @@ build|test)
         rm -f test-suite.log
         make -j"${JOBS:-2}" check TESTS= >/dev/null
         t0=$SECONDS; rc=0
-        make -j1 check TESTS="${BRAID_OMPI5_TESTS:-\$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh}" || rc=$?
+        MPI_TEST_FILTER=${BRAID_OMPI5_MPI_FILTER:-${MPI_TEST_FILTER:-}} \
+            make -j1 check TESTS="${BRAID_OMPI5_TESTS:-\$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh}" || rc=$?
         echo "ompi5.sh: make check ran in $((SECONDS - t0))s (logs under '"$root$build"'/tests)" >&2
         # across simulated hosts, as tools/test.sh does on this machine
         # (BRAID_MULTIHOST=0 skips it; exit 77 where namespaces cannot be made)

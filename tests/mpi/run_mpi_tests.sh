@@ -7,6 +7,7 @@
 # braid_mpirun_map, contrib/braid_env.sh (MCA fields and MPI_TEST_MPIRUN_ARGS alike).
 # Optional: MPI_TEST_TIMEOUT (seconds per mpirun, default 240),
 #           MPI_TEST_FILTER (regex on the case description),
+#           MPI_TEST_EXCLUDE (regex: cases whose description matches are left out),
 #           MPI_TEST_LIST (another list file),
 #           MPI_TEST_MPIRUN_ARGS (extra mpirun arguments, split on spaces;
 #           tests/multihost/run_multihost.sh passes its hostfile and launcher).
@@ -19,6 +20,7 @@ pkglibdir=$(braid_pkglibdir)
 list=${MPI_TEST_LIST:-$srcdir/tests/mpi/mpi_tests.list}
 timeout_s=${MPI_TEST_TIMEOUT:-240}
 filter=${MPI_TEST_FILTER:-}
+exclude=${MPI_TEST_EXCLUDE:-}
 read -ra extra_mpirun_args <<<"${MPI_TEST_MPIRUN_ARGS:-}"
 
 if [ ! -r "$list" ]; then
@@ -107,6 +109,7 @@ while IFS= read -r line || [ -n "$line" ]; do
         n=$((n + 1))
         desc="np=$np ${env_prefix[*]} ${prog_words[*]} [$f_mca]"
         if [ -n "$filter" ] && ! [[ $desc =~ $filter ]]; then continue; fi
+        if [ -n "$exclude" ] && [[ $desc =~ $exclude ]]; then continue; fi
         if [ $san_component -eq 1 ] && [ $script -eq 1 ]; then
             skipped=$((skipped + 1))
             echo "ok $n - $desc # SKIP an interpreter without the ASan runtime cannot load a sanitizer build"
