@@ -41,6 +41,7 @@
 #   BRAID_OMPI5_TESTS   what 'test' runs (default: '$(UNIT_TESTS) tests/mpi/run_mpi_tests.sh')
 #   BRAID_OMPI5_MPI_FILTER  an MPI_TEST_FILTER for the MPI list of 'test' alone
 #                       (not the multihost cases); default: MPI_TEST_FILTER
+#   BRAID_OMPI5_MH_FILTER   the same for its multihost cases
 #   BRAID_OMPI5_INSTALL_CHECK  0: 'test' skips tests/install/check_install.sh
 #                       (make install into the root's Open MPI, mpirun with no
 #                       component path in the environment loads braid, make
@@ -231,7 +232,8 @@ build|test)
         # (BRAID_MULTIHOST=0 skips it; exit 77 where namespaces cannot be made)
         if [ "${BRAID_MULTIHOST:-auto}" != 0 ]; then
             t0=$SECONDS; mh=0
-            BRAID_BUILDDIR=$PWD BRAID_SRCDIR='"$src"' BRAID_MH_HOSTS=${BRAID_MH_HOSTS:-2} \
+            MPI_TEST_FILTER=${BRAID_OMPI5_MH_FILTER:-${MPI_TEST_FILTER:-}} \
+                BRAID_BUILDDIR=$PWD BRAID_SRCDIR='"$src"' BRAID_MH_HOSTS=${BRAID_MH_HOSTS:-2} \
                 BRAID_MH_SLOTS=${BRAID_MH_SLOTS:-2} bash '"$src"'/tests/multihost/run_multihost.sh \
                 >tests/multihost.log 2>&1 || mh=$?
             tail -n 20 tests/multihost.log

@@ -79,9 +79,12 @@ if [ "$ompi5" = 1 ] || { [ "$ompi5" = auto ] && [ "$(id -u)" -eq 0 ]; }; then
     # the MPI cases at np 1-3, 5, 6, 8 and 9 (BRAID_OMPI5_MPI_FILTER; '' runs
     # all): the glue on Open MPI 5 at every kind of size, np 4 and 7 run in
     # the plain and sanitizer passes. The unit tests, which link no Open
-    # MPI, run in those two passes alone (BRAID_OMPI5_TESTS adds them here)
+    # MPI, run in those two passes alone (BRAID_OMPI5_TESTS adds them here).
+    # Across hosts every algorithm with the quick counts, the topology and
+    # barrier cases (BRAID_OMPI5_MH_FILTER); the whole counts on Open MPI 4.1
     BRAID_OMPI5_TESTS=${BRAID_OMPI5_TESTS-tests/mpi/run_mpi_tests.sh} \
         BRAID_OMPI5_MPI_FILTER=${BRAID_OMPI5_MPI_FILTER-'^np=([1-3]|5|6|8|9) '} \
+        BRAID_OMPI5_MH_FILTER=${BRAID_OMPI5_MH_FILTER-'mpi_reductions quick|mpi_topo|mpi_barrier_bcast'} \
         "$top/tools/ompi5.sh" test >tests/ompi5.out 2>&1 || o5_status=$?
     grep -E '^ompi5.sh: |^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):|^# (TOTAL|PASS|FAIL)|^mpi tests: |^run_multihost' tests/ompi5.out | tail -n 40
     echo "ompi5: Open MPI 5 pass: exit $o5_status in $((SECONDS - o5_start))s (output: $build/tests/ompi5.out, logs: $o5_logs)"
