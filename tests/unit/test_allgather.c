@@ -59,7 +59,7 @@ static void check_ag(int alg, int P, size_t count, size_t esize, bool in_place, 
 
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     /* beyond P = 9 the buffers are P*P blocks in all: smaller counts */
     size_t counts[] = { 0, 1, 3, P > 9 ? 101 : 1001, 8000 };
     for (int ci = 0; ci < 5; ci++) {
@@ -77,6 +77,6 @@ int main(void)
 {
     unit_alg_filter(COLL);
     Suite *s = suite_create("allgather");
-    tcase_add_loop_test(unit_tcase(s, "allgather", 300), values, 0, unit_loop_end(COLL, MAX_P));
+    tcase_add_loop_test(unit_tcase(s, "allgather", 300), values, 0, unit_loop_end(COLL, unit_np(MAX_P)));
     return unit_run_suite(s);
 }

@@ -53,7 +53,7 @@ static const unit_contract_t contracts[BRAID_ALLGATHERV_NALGS] = {
 
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     if (P > 16 && !unit_in_p_list(P)) return;
     size_t maxes[] = { 1, 3, 40, 1000 }, counts[UNIT_MAX_P];
     unsigned seed = (unsigned)P * 7919u + (unsigned)alg;
@@ -80,6 +80,6 @@ int main(void)
 {
     unit_alg_filter(COLL);
     Suite *s = suite_create("allgatherv");
-    tcase_add_loop_test(unit_tcase(s, "allgatherv", 300), values, 0, unit_loop_end(COLL, MAX_P));
+    tcase_add_loop_test(unit_tcase(s, "allgatherv", 300), values, 0, unit_loop_end(COLL, unit_np(MAX_P)));
     return unit_run_suite(s);
 }

@@ -303,7 +303,7 @@ static void check_run(int alg, int P, unit_op_kind_t kind, bool exact, size_t co
  * P, so that every combination still runs at many P. */
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     size_t M0 = (size_t)1 << braid_floor_log2(P);
     size_t counts[] = { 0, 1, (size_t)P - 1, (size_t)P, (size_t)P + 1, 1001, 65539, 8 * M0 };
     int ncounts = 8;
@@ -607,11 +607,11 @@ int main(void)
 {
     unit_alg_filter(COLL);
     Suite *s = suite_create("allreduce");
-    tcase_add_loop_test(unit_tcase(s, "values", 300), values, 0, unit_loop_end(COLL, MAX_P));
+    tcase_add_loop_test(unit_tcase(s, "values", 300), values, 0, unit_loop_end(COLL, unit_np(MAX_P)));
     TCase *to = unit_tcase(s, "options", 300);
     tcase_add_loop_test(to, bcube_bases, 0, UNIT_NP_LIST);
     tcase_add_loop_test(to, chunk_sizes, 0, UNIT_NP_LIST);
-    tcase_add_loop_test(to, option_sweep, 1, MAX_P + 1);
+    tcase_add_loop_test(to, option_sweep, 1, unit_np(MAX_P) + 1);
     TCase *tc = unit_tcase(s, "contracts", 300);
     tcase_add_test(tc, p2_half_each_way);
     tcase_add_test(tc, pow2_formulas);

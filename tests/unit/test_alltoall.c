@@ -49,7 +49,7 @@ static const unit_contract_t contracts[BRAID_ALLTOALL_NALGS] = {
 
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     /* 2: shm through the cells (unit_run_exec: count % 4 == 2 keeps a
      * slot that holds the case); 1, 3, 1001: single copy */
     size_t counts[] = { 0, 1, 3, 1001, 2 };
@@ -67,6 +67,6 @@ int main(void)
 {
     unit_alg_filter(COLL);
     Suite *s = suite_create("alltoall");
-    tcase_add_loop_test(unit_tcase(s, "alltoall", 300), values, 0, unit_loop_end(COLL, MAX_P));
+    tcase_add_loop_test(unit_tcase(s, "alltoall", 300), values, 0, unit_loop_end(COLL, unit_np(MAX_P)));
     return unit_run_suite(s);
 }

@@ -71,7 +71,7 @@ static const unit_contract_t contracts[BRAID_BARRIER_NALGS] = {
 
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     unit_case_t k = { .count = 0 };
     barrier_ctx_t b = { 0, 0 };
     unit_run_t *R = unit_run_new(COLL, alg, P, &k);
@@ -89,6 +89,6 @@ int main(void)
 {
     unit_alg_filter(COLL);
     Suite *s = suite_create("barrier");
-    tcase_add_loop_test(unit_tcase(s, "barrier", 120), values, 0, unit_loop_end(COLL, MAX_P));
+    tcase_add_loop_test(unit_tcase(s, "barrier", 120), values, 0, unit_loop_end(COLL, unit_np(MAX_P)));
     return unit_run_suite(s);
 }

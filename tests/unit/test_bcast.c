@@ -107,7 +107,7 @@ static const size_t bcast_sizes[] = { 0, 1, 7, 63, 64, 1000, 4099 };
  * uneven blocks and two roots (keeps the suite fast on two cores). */
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     size_t nsizes = sizeof bcast_sizes / sizeof *bcast_sizes;
     for (size_t k = 0; k < nsizes; k++) {
         if (P > 9 && k != 1 && k != nsizes - 1) continue;
@@ -160,10 +160,10 @@ int main(void)
     unit_alg_filter(COLL);
     Suite *s = suite_create("bcast");
     TCase *tv = unit_tcase(s, "values", 120);
-    tcase_add_loop_test(tv, values, 0, unit_loop_end(COLL, MAX_P));
+    tcase_add_loop_test(tv, values, 0, unit_loop_end(COLL, unit_np(MAX_P)));
     tcase_add_loop_test(tv, every_root, 0, unit_loop_end(COLL, 1));
     TCase *tc = unit_tcase(s, "chunks", 120);
     tcase_add_loop_test(tc, chunk_sizes, 0, UNIT_NP_LIST);
-    tcase_add_loop_test(tc, chunk_sweep, 1, MAX_P + 1);
+    tcase_add_loop_test(tc, chunk_sweep, 1, unit_np(MAX_P) + 1);
     return unit_run_suite(s);
 }

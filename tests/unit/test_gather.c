@@ -89,7 +89,7 @@ static const unit_contract_t contracts[NALGS] = {
 
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     if (P > 16 && !unit_in_p_list(P)) return;
     /* 2: the cells (count % 4 == 2 keeps a slot that holds the case, and
      * the single-copy threshold above it); 1, 1001, 3: single copy */
@@ -112,6 +112,6 @@ int main(void)
     unit_alg_filter(COLL);
     Suite *s = suite_create(braid_coll_name(COLL));
     tcase_add_loop_test(unit_tcase(s, braid_coll_name(COLL), 300), values, 0,
-                        unit_loop_end(COLL, MAX_P));
+                        unit_loop_end(COLL, unit_np(MAX_P)));
     return unit_run_suite(s);
 }

@@ -88,7 +88,7 @@ static const unit_contract_t contracts[NALGS] = {
 
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     if (P > 16 && !unit_in_p_list(P)) return;
     /* 2: the cells (a slot that holds the case); 1: the cells with a
      * reader from byte 0; 1001: single copy above a 16 KiB slot; 3: no
@@ -112,6 +112,6 @@ int main(void)
     unit_alg_filter(COLL);
     Suite *s = suite_create(braid_coll_name(COLL));
     tcase_add_loop_test(unit_tcase(s, braid_coll_name(COLL), 300), values, 0,
-                        unit_loop_end(COLL, MAX_P));
+                        unit_loop_end(COLL, unit_np(MAX_P)));
     return unit_run_suite(s);
 }

@@ -71,7 +71,7 @@ static void check_case(int alg, int P, const unit_case_t *k)
 
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     if (unit_in_p_list(P)) {
         unit_rooted_matrix(COLL, alg, P, check_case);
         return;
@@ -119,7 +119,7 @@ int main(void)
     unit_alg_filter(COLL);
     Suite *s = suite_create("reduce");
     TCase *tc = unit_tcase(s, "reduce", 120);
-    tcase_add_loop_test(tc, values, 0, unit_loop_end(COLL, MAX_P));
+    tcase_add_loop_test(tc, values, 0, unit_loop_end(COLL, unit_np(MAX_P)));
     tcase_add_test(tc, nomem);
     return unit_run_suite(s);
 }

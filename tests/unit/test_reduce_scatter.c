@@ -114,7 +114,7 @@ static void check_rs(int alg, int P, unit_op_kind_t kind, const size_t *rcounts,
 
 START_TEST(values)
 {
-    int alg = unit_loop_alg(COLL, _i, MAX_P), P = 1 + unit_loop_index(_i, MAX_P);
+    int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     size_t uneven[MAX_P], single[MAX_P], big[MAX_P];
     for (int b = 0; b < P; b++) {
         uneven[b] = (size_t)((b * 37 + 11) % 7);          /* includes zeros */
@@ -199,7 +199,7 @@ int main(void)
     unit_alg_filter(COLL);
     Suite *s = suite_create("reduce_scatter");
     TCase *tc = unit_tcase(s, "reduce_scatter", 300);
-    tcase_add_loop_test(tc, values, 0, unit_loop_end(COLL, MAX_P));
+    tcase_add_loop_test(tc, values, 0, unit_loop_end(COLL, unit_np(MAX_P)));
     tcase_add_test(tc, pow2_formula);
     TCase *ip = unit_tcase(s, "reduce_scatter_in_place", 300);
     tcase_add_loop_test(ip, in_place, 0, unit_loop_end(COLL, 9));

@@ -148,6 +148,17 @@ static inline int unit_loop_end(braid_coll_t coll, int n)
     for (int alg = 1; alg < braid_alg_count(coll); alg++) sel += unit_alg_selected(coll, alg);
     return sel * n;
 }
+/* The largest P of the loops over P = 1..max: max, or n under UNIT_MAX_NP=n
+ * in the environment. The sanitizer pass runs P = 1..16, where every shape
+ * the algorithms have (powers of two, one less and one more, odd, primes)
+ * occurs, and leaves the larger P to the plain pass: each P costs ~5 times
+ * as much under ASan. */
+static inline int unit_np(int max)
+{
+    const char *e = getenv("UNIT_MAX_NP");
+    int n = e ? atoi(e) : 0;
+    return n > 0 && n < max ? n : max;
+}
 static inline int unit_loop_alg(braid_coll_t coll, int i, int n) { return unit_nth_alg(coll, i / n); }
 static inline int unit_loop_index(int i, int n) { return i % n; }
 
@@ -1017,11 +1028,19 @@ static inline unit_traffic_t unit_model_dbtree(const unit_run_t *R, int rank)
 
 /* The sizes at which the full matrices run (the others get sweeps). */
 static const int unit_p_list[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 64 };
-#define UNIT_NP_LIST ((int)(sizeof unit_p_list / sizeof *unit_p_list))
+#define UNIT_P_LIST_LEN ((int)(sizeof unit_p_list / sizeof *unit_p_list))
+/* how many sizes of unit_p_list are at most unit_np(P) (it is sorted) */
+static inline int unit_np_list(int max)
+{
+    int k = 0;
+    while (k < UNIT_P_LIST_LEN && unit_p_list[k] <= unit_np(max)) k++;
+    return k;
+}
+#define UNIT_NP_LIST unit_np_list(UNIT_MAX_P)
 
 static inline bool unit_in_p_list(int P)
 {
-    for (int k = 0; k < UNIT_NP_LIST; k++)
+    for (int k = 0; k < UNIT_P_LIST_LEN; k++)
         if (unit_p_list[k] == P) return true;
     return false;
 }
