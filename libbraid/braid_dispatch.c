@@ -392,7 +392,11 @@ static const braid_algorithm_t *fit_shm(braid_site_t *s, braid_call_t *call,
                    : blocks                                 ? a->count * (size_t)s->comm->size
                                                             : a->count;
     const braid_comm_t *c = braid_call_shm_comm(s, call);
-    if (NULL != braid_shm_of(c, elems * a->esize)) return alg;
+    /* alltoall's blocks may span several cells (braid_shm_span) */
+    if (BRAID_COLL_ALLTOALL == call->coll
+            ? NULL != braid_shm_spanned(c, s->comm->size, a->count * a->esize)
+            : NULL != braid_shm_of(c, elems * a->esize))
+        return alg;
     if ((alg->options & BRAID_OPT_SHM_DIRECT) && NULL != braid_shm_direct(c, elems * a->esize))
         return alg;
     call->choice = braid_site_select(s, call->coll, s->comm->size, call->bytes, false);

@@ -269,14 +269,15 @@ static const char builtin_rules[] =
  * segment cannot carry (above its slot, coll_braid_shm_slot_size, without
  * single copy) falls back to the table above.
  * alltoall: at np=2 OSU osu_alltoall, 1 B - 64 KiB blocks: 1.15-2.03x
- * tuned with shm forced, 0.69-2.30x with pairwise. At P = 3-8, np 3, 4, 6
- * and 8 oversubscribed (braid_bench, docs/BENCHMARKS.md "P = 3-8: alltoall
- * and the table"): the cells (P blocks up to the single-copy threshold,
- * 4 KiB: the rows at P 5-8 end at 4 KiB / P) take 0.26-0.77x bruck's or
- * pairwise's time, and single copy from
- * 16 KiB blocks (8 KiB at P >= 5) 0.39-0.82x; between the two, where P
- * system calls per rank move a few KiB each, single copy lost (1.02-1.86x)
- * and the message rows stay.
+ * tuned with shm forced, 0.69-2.30x with pairwise. The cells take P blocks
+ * up to the cells' reach (blocks spanning up to 4 cells of 8 KiB slots:
+ * 32 KiB / P per block) and the single-copy threshold (4 KiB blocks),
+ * single copy above. On a 16-core node, one rank per core (H200 machine,
+ * braid_bench, 3 interleaved runs, docs/BENCHMARKS.md "alltoall through
+ * the cells at P = 4, 8 and 16"): where the message rows ran before (2-8
+ * KiB blocks at np 4, 1-4 KiB at np 8, 512 B - 2 KiB at np 16) shm took
+ * 0.53-0.94x their time, and alltoall ran 1.13-2.17x tuned at np 4,
+ * 1.33-3.31x at np 8 and 1.30-4.08x at np 16, 64 B - 256 KiB per rank.
  * scan, exscan: measured at np=2 (braid_bench against tuned, docs/
  * BENCHMARKS.md "scan and exscan"); at larger P the highest rank folds
  * P - 1 inputs, where recursive doubling reads and folds about 4 lg P
@@ -305,7 +306,7 @@ static const char builtin_rules[] =
  * above (one row per P: it still beats tuned 1.2-3.4x there), gather
  * 0.36-0.72x to 32 KiB blocks (0.95-1.11x from 64 KiB), scatter 0.34-0.48x
  * to 512 B blocks and 0.28-0.93x from 4 KiB (1.75-2.37x between), alltoall
- * 0.33-0.39x to 256 B blocks and 0.61-0.93x from 4 KiB (1.30-3.28x between),
+ * (the cells spanning up to 4 cells, above) 1.30-4.08x tuned at every size,
  * scan and exscan 0.60-0.92x at 2-4 KiB (ties at 8 KiB, 1.2-2.0x above),
  * allreduce 0.79-0.92x from 512 KiB but at 8 MiB (1.16x), reduce_scatter
  * 0.70-0.92x from 1 MiB; bcast and reduce above the cells lost (1.1-5x). */
@@ -331,16 +332,8 @@ static const char builtin_shm_rules[] =
     "allgather      9-15        0-512           shm\n"
     "allgather      16          *               shm\n"
     "allgather      17-64       0-512           shm\n"
-    "alltoall       1-2         *               shm\n"
-    "alltoall       3-4         0-1K            shm\n"
-    "alltoall       3-4         16K-inf         shm\n"
-    "alltoall       5           0-816           shm\n"
-    "alltoall       6           0-680           shm\n"
-    "alltoall       7           0-584           shm\n"
-    "alltoall       8           0-512           shm\n"
-    "alltoall       5-8         8K-inf          shm\n"
-    "alltoall       16          0-256           shm\n"
-    "alltoall       16          4K-inf          shm\n"
+    "alltoall       1-8         *               shm\n"
+    "alltoall       16          *               shm\n"
     "scan           1-4         *               shm\n"
     "scan           5-8         0-8K            shm\n"
     "scan           9-15        0-1K            shm\n"

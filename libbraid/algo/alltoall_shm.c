@@ -1,26 +1,32 @@
 /*
  * alltoall shm: the blocks through the node's shared-memory segment
  *
- *   all P blocks within a slot (cells):  steps: 1   bytes: each rank copies
- *                                        P S in and (P - 1) S out
- *   above (single copy):                 steps: 2   bytes: each rank reads
- *                                        (P - 1) S straight from the
- *                                        others' send buffers
+ *   cells (k of them, 1..ncells):  steps: 1   bytes: each rank copies
+ *                                  P S in and (P - 1) S out
+ *   single copy:                   steps: 2   bytes: each rank reads
+ *                                  (P - 1) S straight from the others'
+ *                                  send buffers, one system call each
  * (S = one block.)
  *
  * Cells: every rank writes its P blocks into its slot; rank r then copies
- * block r of every other rank's slot into its receive buffer. In place the
- * slot holds the copy of the input that the receive buffer loses.
- * Single copy: every rank publishes its send buffer's address and reads
+ * block r of every other rank's slot into its receive buffer. Blocks that
+ * do not fit one slot span k consecutive cells (braid_shm_span), each cell
+ * carrying the same piece of every block: a rank fills all k of its slots
+ * before it reads any, so the call still synchronises once, and with the
+ * default 8 KiB slots and 4 cells P blocks of up to 32 KiB / P go this
+ * way. In place the slots hold the copy of the input that the receive
+ * buffer loses.
+ * Single copy, where the node has a reader, for blocks above the
+ * single-copy threshold (one system call moves a block; below it the
+ * call costs more than the copies it saves) and for blocks the cells
+ * cannot hold: every rank publishes its send buffer's address and reads
  * its own block from each of the others, starting with the rank after its
  * own so that P readers do not all queue on rank 0, and returns only when
  * every rank is done reading (its buffer may change after that). In place
  * the send buffer is the receive buffer this rank overwrites while the
  * others read it, so a copy in scratch (slot 0) is published instead.
- * The segment must hold P blocks per rank in a slot for the cells, and the
- * single-copy threshold applies to P blocks: the dispatch's fit_shm asks
- * the same of the segment, so a call that fits neither gets a message
- * algorithm.
+ * The dispatch's fit_shm asks the same of the segment (braid_shm_spanned,
+ * or a reader), so a call that fits neither way gets a message algorithm.
  */
 #include <string.h>
 
@@ -56,25 +62,51 @@ static int alltoall_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_sh
     return rc;
 }
 
-int braid_alltoall_shm(braid_comm_t *c, const braid_coll_args_t *a)
+/* Through k cells, pieces of `piece` bytes of each block per cell. */
+static int alltoall_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes,
+                          const unsigned char *in, int k, size_t piece)
 {
     int P = c->size, me = c->rank;
-    size_t bytes = a->count * a->esize, all = (size_t)P * bytes;
     unsigned char *out = a->rbuf;
-    const unsigned char *in = NULL != a->sbuf ? a->sbuf : out;
-    braid_shm_t *s = braid_shm_direct(c, all);
-    if (NULL != s) return alltoall_direct(c, a, s, bytes, in);
-    s = braid_shm_of(c, all);
-    if (NULL == s) return BRAID_ERR_UNSUPPORTED;
-    if (0 == bytes) return BRAID_OK;
-    uint64_t seq = braid_shm_begin(s);
-    braid_shm_publish(s, seq, in, all);
-    braid_shm_wait_all(s, seq);
-    for (int r = 0; r < P; r++)
-        if (r != me) memcpy(out + (size_t)r * bytes, braid_shm_slot(s, seq, r) + (size_t)me * bytes, bytes);
+    uint64_t first = s->seq + 1;
+    for (int j = 0; j < k; j++) {
+        uint64_t seq = braid_shm_begin(s);
+        size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
+        braid_shm_claim(s, seq);
+        unsigned char *slot = braid_shm_slot(s, seq, me);
+        for (int r = 0; r < P; r++) memcpy(slot + (size_t)r * n, in + (size_t)r * bytes + off, n);
+        braid_shm_arrive(s, seq);
+    }
+    for (int j = 0; j < k; j++) {
+        uint64_t seq = first + (uint64_t)j;
+        size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
+        /* all on the first cell (which frees the cells before the call),
+         * one by one on the others */
+        if (0 == j) braid_shm_wait_all(s, seq);
+        for (int i = 1; i < P; i++) {
+            int r = (me + i) % P;
+            if (0 != j) braid_shm_wait_one(s, seq, r);
+            memcpy(out + (size_t)r * bytes + off, braid_shm_slot(s, seq, r) + (size_t)me * n, n);
+        }
+    }
     if (in != out) memcpy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
-    braid_shm_done(s, seq);
+    braid_shm_done(s, first + (uint64_t)k - 1);
     return BRAID_OK;
+}
+
+int braid_alltoall_shm(braid_comm_t *c, const braid_coll_args_t *a)
+{
+    int P = c->size;
+    size_t bytes = a->count * a->esize, piece;
+    const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
+    braid_shm_t *s = c->shm;
+    if (NULL == s) return BRAID_ERR_UNSUPPORTED;
+    int k = braid_shm_span(s, P, bytes, &piece);
+    if (NULL != s->read && (bytes > s->direct_above || 0 == k))
+        return alltoall_direct(c, a, s, bytes, in);
+    if (0 == k) return BRAID_ERR_UNSUPPORTED;
+    if (0 == bytes) return BRAID_OK;
+    return alltoall_cells(c, a, s, bytes, in, k, piece);
 }
 
 /* not in the alpha-beta model (no messages): measured, see the table */

@@ -220,6 +220,26 @@ braid_shm_t *braid_shm_direct(const braid_comm_t *c, size_t bytes)
                ? s : NULL;
 }
 
+int braid_shm_span(const braid_shm_t *s, int n, size_t bytes, size_t *piece)
+{
+    *piece = bytes;
+    if (n < 1 || bytes <= s->slot_bytes / (size_t)n) return 1;
+    size_t most = s->slot_bytes / (size_t)n;   /* a part's bytes in one slot */
+    if (0 == most) return 0;
+    size_t k = bytes / most + (0 != bytes % most);
+    if (k > (size_t)s->ncells) return 0;
+    /* even pieces: ceil(bytes / k) <= most */
+    *piece = bytes / k + (0 != bytes % k);
+    return (int)k;
+}
+
+braid_shm_t *braid_shm_spanned(const braid_comm_t *c, int n, size_t bytes)
+{
+    size_t piece;
+    braid_shm_t *s = c->shm;
+    return NULL != s && 0 != braid_shm_span(s, n, bytes, &piece) ? s : NULL;
+}
+
 braid_shm_t *braid_shm_of(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = c->shm;

@@ -136,6 +136,17 @@ braid_shm_t *braid_shm_of(const struct braid_comm *c, size_t bytes);
  * with one threshold). */
 braid_shm_t *braid_shm_direct(const struct braid_comm *c, size_t bytes);
 
+/* A call whose rank puts n parts of `bytes` each through the cells
+ * (alltoall: P blocks) may span consecutive cells, each carrying a piece of
+ * every part, n pieces to a slot: the cells it spans (1 when the parts fit
+ * one slot, up to ncells), *piece set to a piece's bytes (the last piece of
+ * a part may be shorter); 0 when the cells cannot hold it. The same answer
+ * on every rank for the same n and bytes. */
+int braid_shm_span(const braid_shm_t *s, int n, size_t bytes, size_t *piece);
+
+/* c's segment when braid_shm_span holds n parts of bytes, else NULL */
+braid_shm_t *braid_shm_spanned(const struct braid_comm *c, int n, size_t bytes);
+
 /* The words of the control lines: this rank publishes word i (set-up,
  * before the ranks synchronise); any rank reads rank r's. */
 void braid_shm_set_word(braid_shm_t *s, int i, uint64_t v);
@@ -194,7 +205,9 @@ void braid_shm_arrive(braid_shm_t *s, uint64_t seq);
 void braid_shm_wait_one(braid_shm_t *s, uint64_t seq, int r);
 
 /* Wait until every rank arrived at call seq; cells up to seq - 1 are then
- * known free. */
+ * known free. A call that spans cells (braid_shm_span) waits so on its
+ * first number alone, braid_shm_wait_one on the others: arriving at a
+ * later number of the same call says nothing of the cells before it. */
 void braid_shm_wait_all(braid_shm_t *s, uint64_t seq);
 
 /* claim + copy bytes of in into this rank's slot + arrive: this rank's

@@ -5,7 +5,8 @@
  *
  * values, every algorithm, P = 1..64: blocks of {0, 1, 2, 3, 1001} elements
  * of 8 and 32 bytes up to P = 16 ({1, 2, 3} beyond), in place and not; every
- * rank's whole receive buffer against the block each rank sent it.
+ * rank's whole receive buffer against the block each rank sent it (shm:
+ * through one cell, blocks spanning several, and single copy).
  *
  * contracts, every run: messages and bytes of each rank against the
  * algorithm's model (pairwise: one message to each other rank; bruck: one
@@ -50,8 +51,11 @@ static const unit_contract_t contracts[BRAID_ALLTOALL_NALGS] = {
 START_TEST(values)
 {
     int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
-    /* 2: shm through the cells (unit_run_exec: count % 4 == 2 keeps a
-     * slot that holds the case); 1, 3, 1001: single copy */
+    /* shm (unit_run_exec sets the segment by count): 2, one cell (a slot
+     * that holds the case); 3, a slot of half the case, the blocks span
+     * two cells; 1, single copy at any size (threshold 0); 1001, above the
+     * 16 KiB slots: the blocks span the 3 cells at small P, single copy
+     * beyond */
     size_t counts[] = { 0, 1, 3, 1001, 2 };
     for (int ci = 0; ci < 5; ci++) {
         if (P > 16 && (ci == 0 || ci == 3)) continue;

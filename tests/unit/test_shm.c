@@ -207,6 +207,35 @@ static int probe_rank(braid_comm_t *c, void *p)
     return rc;
 }
 
+/* braid_shm_span: one cell while n parts fit a slot, then even pieces over
+ * up to ncells cells, 0 beyond */
+START_TEST(span_pieces)
+{
+    braid_shm_t s = { .ncells = 4, .slot_bytes = 8192 };
+    struct {
+        int n;
+        size_t bytes, slot;
+        int k;
+        size_t piece;
+    } cases[] = {
+        { 16, 0, 8192, 1, 0 },      { 16, 256, 8192, 1, 256 },  { 16, 512, 8192, 1, 512 },
+        { 16, 513, 8192, 2, 257 },  { 16, 1024, 8192, 2, 512 }, { 16, 1500, 8192, 3, 500 },
+        { 16, 2048, 8192, 4, 512 }, { 16, 2049, 8192, 0, 0 },   { 3, 3, 10, 1, 3 },
+        { 3, 4, 10, 2, 2 },         { 3, 12, 10, 4, 3 },        { 3, 13, 10, 0, 0 },
+        { 3, 0, 2, 1, 0 },          { 3, 1, 2, 0, 0 },          { 1, 32768, 8192, 4, 8192 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t piece = 99;
+        s.slot_bytes = cases[i].slot;
+        int k = braid_shm_span(&s, cases[i].n, cases[i].bytes, &piece);
+        ck_assert_msg(k == cases[i].k, "case %zu: %d cells, not %d", i, k, cases[i].k);
+        if (k) ck_assert_msg(piece == cases[i].piece, "case %zu: piece %zu, not %zu", i, piece, cases[i].piece);
+        /* the pieces cover the part and fit the slot */
+        if (k) ck_assert(piece * (size_t)k >= cases[i].bytes && piece * (size_t)cases[i].n <= s.slot_bytes);
+    }
+}
+END_TEST
+
 START_TEST(line_probe)
 {
     int P = 1 + _i % 3;
@@ -273,14 +302,16 @@ START_TEST(selection_needs_segment)
     ck_assert_int_eq(braid_select_on(BRAID_COLL_BARRIER, 8, 0, 0, NULL, true).alg, BRAID_BARRIER_SHM);
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 2, 1 << 16, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 3, 8, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
-    /* P = 5: the cells to 4 KiB / P, single copy from 8 KiB blocks, the message rows between */
+    /* P = 5: shm at every size (the cells, spanning cells, single copy) */
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 5, 816, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
-    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLTOALL, 5, 2048, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 5, 2048, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 5, 8192, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
-    /* P = 16 (measured on a 16-core node): alltoall's cells to 256 B blocks, single copy from
-     * 4 KiB; allgather at every size; allreduce from 512 KiB, the message rows below */
+    /* P = 16 (measured on a 16-core node): alltoall's cells (spanning up to
+     * the 4 cells) to 2 KiB blocks, single copy above; allgather at every
+     * size; allreduce from 512 KiB, the message rows below */
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 16, 256, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
-    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLTOALL, 16, 1024, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 16, 1024, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
+    ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLTOALL, 15, 1024, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLTOALL, 16, 4096, 0, NULL, true).alg, BRAID_ALLTOALL_SHM);
     ck_assert_int_eq(braid_select_on(BRAID_COLL_ALLGATHER, 16, 1 << 20, 0, NULL, true).alg, BRAID_ALLGATHER_SHM);
     ck_assert_int_ne(braid_select_on(BRAID_COLL_ALLGATHER, 15, 1 << 20, 0, NULL, true).alg, BRAID_ALLGATHER_SHM);
@@ -311,6 +342,7 @@ int main(void)
     TCase *tc = unit_tcase(s, "checks", 60);
     tcase_add_test(tc, attach_checks_header);
     tcase_add_test(tc, selection_needs_segment);
+    tcase_add_test(tc, span_pieces);
     tcase_add_loop_test(tc, line_probe, 0, 21);
     return unit_run_suite(s);
 }
