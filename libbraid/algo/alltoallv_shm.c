@@ -36,9 +36,13 @@
 #include "braid_shm.h"
 
 enum { WAY_NONE = 0, WAY_CELLS = 1, WAY_DIRECT = 2 };
+/* the way word: the way in its low byte, the cells the owner's stream
+ * spans (WAY_CELLS) above */
+#define WAY_MASK 0xffu
+#define WAY_SPAN_SHIFT 8
 
 /* Single copy only for an owner sending the others more than this: below
- * it (and above a slot) the pairwise messages were faster at P = 2
+ * it (and beyond the cells) the pairwise messages were faster at P = 2
  * (docs/BENCHMARKS.md, alltoallv). */
 #define DIRECT_MIN ((size_t)8 << 10)
 
@@ -49,19 +53,52 @@ typedef struct input {
     const size_t *counts, *displs;
 } input_t;
 
-/* Write this rank's way, table and (cells) blocks into its slot. */
-static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
-                          unsigned char *slot, const input_t *in)
+/* An owner's stream - its way word, its table and (cells) its blocks -
+ * runs on from its slot of cell `first` into its slots of the next cells;
+ * these copy bytes in and out of it at a stream offset. */
+static void stream_put(braid_shm_t *s, uint64_t first, size_t at, const void *src, size_t n)
 {
-    int P = c->size;
+    const char *p = src;
+    while (n) {
+        size_t j = at / s->slot_bytes, o = at % s->slot_bytes;
+        size_t m = s->slot_bytes - o < n ? s->slot_bytes - o : n;
+        memcpy(braid_shm_slot(s, first + j, s->rank) + o, p, m);
+        p += m, at += m, n -= m;
+    }
+}
+
+static void stream_get(const braid_shm_t *s, uint64_t first, int q, size_t at, void *dst, size_t n)
+{
+    char *p = dst;
+    while (n) {
+        size_t j = at / s->slot_bytes, o = at % s->slot_bytes;
+        size_t m = s->slot_bytes - o < n ? s->slot_bytes - o : n;
+        memcpy(p, braid_shm_slot(s, first + j, q) + o, m);
+        p += m, at += m, n -= m;
+    }
+}
+
+/* This rank's way: through k cells (*k set), single copy, or none. */
+static uint64_t choose_way(braid_comm_t *c, braid_shm_t *s, size_t stream, size_t others, int *k)
+{
+    size_t piece;
+    *k = braid_shm_span(s, 1, stream, &piece);
+    if (0 != *k) return WAY_CELLS;
+    return others > DIRECT_MIN && NULL != braid_shm_direct(c, SIZE_MAX) ? WAY_DIRECT : WAY_NONE;
+}
+
+/* Claim the cells of this rank's stream, write its way, table and (cells)
+ * blocks into them, and arrive at each, the first last. */
+static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
+                            uint64_t first, const input_t *in)
+{
+    int P = c->size, k = 1;
     size_t es = a->esize, head = (size_t)(P + 1) * sizeof(uint64_t), others = 0, span = 0;
     for (int q = 0; q < P; q++) {
         if (q != c->rank) others += in->counts[q] * es;
         if (in->counts[q] && in->displs[q] + in->counts[q] > span) span = in->displs[q] + in->counts[q];
     }
-    uint64_t way = NULL != braid_shm_of(c, head + others) ? WAY_CELLS
-                   : others > DIRECT_MIN && NULL != braid_shm_direct(c, SIZE_MAX) ? WAY_DIRECT
-                                                                                 : WAY_NONE;
+    uint64_t way = choose_way(c, s, head + others, others, &k);
     const char *base = in->buf;
     if (WAY_DIRECT == way && NULL == a->sbuf) {
         /* in place: rbuf changes while the others read it */
@@ -71,23 +108,31 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     }
     if (WAY_DIRECT == way && NULL != base) base = braid_shm_expose(s, base, span * es, a->scratch);
     if (WAY_DIRECT == way && NULL == base && span) way = WAY_NONE;
-    memcpy(slot, &way, sizeof way);
-    uint64_t off = head;
+    if (WAY_CELLS != way) k = 1;
+    for (int j = 0; j < k; j++) braid_shm_claim(s, first + (uint64_t)j);
+    uint64_t word = way | (uint64_t)k << WAY_SPAN_SHIFT, off = head;
+    stream_put(s, first, 0, &word, sizeof word);
     for (int q = 0; q < P && WAY_NONE != way; q++) {
         if (q == c->rank) continue;   /* its own block it copies itself */
         uint64_t at = WAY_CELLS == way ? off : (uint64_t)(uintptr_t)(base + in->displs[q] * es);
-        memcpy(slot + (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
-        if (WAY_CELLS == way) memcpy(slot + off, in->buf + in->displs[q] * es, in->counts[q] * es);
+        stream_put(s, first, (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
+        if (WAY_CELLS == way) stream_put(s, first, off, in->buf + in->displs[q] * es, in->counts[q] * es);
         off += WAY_CELLS == way ? in->counts[q] * es : 0;
     }
+    for (int j = k - 1; j >= 0; j--) braid_shm_arrive(s, first + (uint64_t)j);
     return way;
 }
 
-static uint64_t way_of(const braid_shm_t *s, uint64_t seq, int q)
+static uint64_t word_of(const braid_shm_t *s, uint64_t first, int q)
 {
     uint64_t w;
-    memcpy(&w, braid_shm_slot(s, seq, q), sizeof w);
+    memcpy(&w, braid_shm_slot(s, first, q), sizeof w);
     return w;
+}
+static uint64_t way_of(const braid_shm_t *s, uint64_t first, int q) { return word_of(s, first, q) & WAY_MASK; }
+static int span_of(const braid_shm_t *s, uint64_t first, int q)
+{
+    return (int)(word_of(s, first, q) >> WAY_SPAN_SHIFT);
 }
 
 int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
@@ -98,33 +143,39 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     if (NULL == s) return braid_shm_of(c, 0) ? braid_alltoallv_pairwise(c, a) : BRAID_ERR_UNSUPPORTED;
     input_t in = { NULL != a->sbuf ? a->sbuf : a->rbuf, NULL != a->sbuf ? a->scounts : a->rcounts,
                    NULL != a->sbuf ? a->sdispls : a->displs };
-    uint64_t seq = braid_shm_begin(s);
-    braid_shm_claim(s, seq);
-    uint64_t mine = fill_slot(c, a, s, braid_shm_slot(s, seq, me), &in);
-    braid_shm_arrive(s, seq);
-    braid_shm_wait_all(s, seq);
+    uint64_t first = braid_shm_begin(s);
+    uint64_t mine = fill_stream(c, a, s, first, &in);
+    braid_shm_wait_all(s, first);
     bool all = true, direct = false;
+    int cells = 1;   /* the most any owner's stream spans: every rank numbers that many */
     for (int q = 0; q < P; q++) {
-        all = all && WAY_NONE != way_of(s, seq, q);
-        direct = direct || WAY_DIRECT == way_of(s, seq, q);
+        all = all && WAY_NONE != way_of(s, first, q);
+        direct = direct || WAY_DIRECT == way_of(s, first, q);
+        if (span_of(s, first, q) > cells) cells = span_of(s, first, q);
     }
+    s->seq = first + (uint64_t)cells - 1;
     int rc = BRAID_OK;
     /* its own block: in place it is where it belongs already */
     if (all && NULL != a->sbuf && a->rcounts[me])
         memcpy((char *)a->rbuf + a->displs[me] * es, in.buf + in.displs[me] * es, a->rcounts[me] * es);
     for (int i = 1; i < P && all && BRAID_OK == rc; i++) {
         int q = (me + i) % P;
-        const unsigned char *theirs = braid_shm_slot(s, seq, q);
         uint64_t at;
         size_t n = a->rcounts[q] * es;
         char *dst = (char *)a->rbuf + a->displs[q] * es;
-        memcpy(&at, theirs + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
+        stream_get(s, first, q, (size_t)(me + 1) * sizeof(uint64_t), &at, sizeof at);
         if (0 == n) continue;
-        if (WAY_CELLS == way_of(s, seq, q)) memcpy(dst, theirs + at, n);
-        else rc = s->read(s->read_arg, q, dst, at, n);
+        if (WAY_CELLS == way_of(s, first, q)) {
+            /* the owner's later cells, one by one (arriving at the first
+             * says nothing of them) */
+            for (int j = 1; j < span_of(s, first, q); j++) braid_shm_wait_one(s, first + (uint64_t)j, q);
+            stream_get(s, first, q, at, dst, n);
+        } else {
+            rc = s->read(s->read_arg, q, dst, at, n);
+        }
     }
-    braid_shm_done(s, seq);
-    if (direct && WAY_DIRECT == mine) braid_shm_wait_all_done(s, seq);
+    braid_shm_done(s, s->seq);
+    if (direct && WAY_DIRECT == mine) braid_shm_wait_all_done(s, first);
     if (!all) return braid_alltoallv_pairwise(c, a);
     return rc;
 }

@@ -10,14 +10,15 @@
  * received in order with other gaps (unit_run_new); every rank's whole
  * receive buffer checked: each block at its place, the gaps untouched.
  * shm runs on slots that hold every rank's blocks, on slots too small
- * for some with a single-copy reader (n = 40, 1000: read above 8 KiB,
- * pairwise for all when some rank sends the others less), and
- * (n % 4 == 3) on slots too small for some without one, where every rank
- * must agree to run pairwise.
+ * for some with a single-copy reader (n = 40, 1000: a rank's blocks span
+ * up to the 3 cells, beyond them a reader takes them above 8 KiB; ranks of
+ * both ways in one call), and (n % 4 == 3) on slots of a quarter of the
+ * largest rank's blocks without one, where every rank must agree to run
+ * pairwise.
  *
  * contracts, every run: pairwise sends each non-empty block once; shm
- * sends nothing when every rank's blocks fit its slot or a reader takes
- * them, else pairwise's.
+ * sends nothing when every rank's blocks fit its slots of the cells or a
+ * reader takes them, else pairwise's.
  */
 #include "unit_coll.h"
 
@@ -37,14 +38,18 @@ static unit_traffic_t model_pairwise(const unit_run_t *R, int r)
 }
 
 /* every rank has a way: its blocks for the others and a table of P + 1
- * words fit its slot, or a reader takes them (above 8 KiB) */
+ * words fit its slots of the cells (spanning them), or a reader takes them
+ * (above 8 KiB) */
 static bool every_rank_has_a_way(const unit_run_t *R)
 {
+    /* the table must fit the first slot (the slot as attached: the
+     * segment rounds it up) */
+    if ((size_t)(R->P + 1) * 8 > R->shm[0].slot_bytes) return false;
     for (int s = 0; s < R->P; s++) {
         size_t others = 0;
         for (int d = 0; d < R->P; d++)
             if (d != s) others += R->av[0][s * R->P + d] * R->args.esize;
-        bool cells = (size_t)(R->P + 1) * 8 + others <= R->shm_slot;
+        bool cells = (size_t)(R->P + 1) * 8 + others <= UNIT_SHM_CELLS * R->shm[0].slot_bytes;
         if (!cells && !(R->shm_direct && others > ((size_t)8 << 10))) return false;
     }
     return true;

@@ -498,6 +498,8 @@ static inline void *unit_shm_segment(int P, int ncells, size_t slot)
  * bytes per rank must be refused (BRAID_ERR_UNSUPPORTED) on every rank,
  * as the component's segment refuses what does not fit its slots. */
 #define UNIT_SHM_SLOT_MAX ((size_t)16 << 10)
+/* cells of the unit tests' segments */
+#define UNIT_SHM_CELLS 3
 
 /* The v forms whose shm algorithms choose a way per block or per owner
  * in the call (messages where neither the cells nor a reader carries
@@ -666,10 +668,12 @@ static inline int unit_run_exec(unit_run_t *R)
         /* and some of those (count % 8 == 5) with buffers the reader refuses */
         R->shm_driver_mem = R->shm_direct && 5 == (R->k.count & 7);
         if (R->shm_direct && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
-        /* alltoallv: count % 4 == 3, a slot too small for some rank's blocks */
-        if (unit_per_block(R->coll) && 3 == (R->k.count & 3) && bytes >= 2) slot = bytes / 2;
+        /* alltoallv: count % 4 == 3, a slot too small for some rank's
+         * blocks: a quarter, beyond the 3 cells its stream may span */
+        if (unit_per_block(R->coll) && 3 == (R->k.count & 3) && bytes >= 2)
+            slot = BRAID_COLL_ALLTOALLV == R->coll && bytes >= 4 ? bytes / 4 : bytes / 2;
         free(R->shm_seg);
-        R->shm_seg = unit_shm_segment(R->P, 3, slot);
+        R->shm_seg = unit_shm_segment(R->P, UNIT_SHM_CELLS, slot);
         R->shm_slot = slot;
     }
     inproc_result_t res = inproc_run(R->P, unit_rank_body, NULL, R);
