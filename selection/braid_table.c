@@ -301,8 +301,9 @@ static const char builtin_rules[] =
  * "16 ranks on 16 cores"). Forced shm against the rows above: allgather
  * 0.49-0.95x the time from 1 KiB per rank (a tie at 512 B), allgatherv
  * 0.30-0.75x likewise, gatherv 0.40-0.91x and alltoallv 0.24-0.93x at every
- * size but alltoallv's 1-2 KiB blocks (1.30-1.63x; one row per P, the cells'
- * 3-4x below decide), scatterv 0.41-0.59x to 512 B blocks and 0.90-1.59x
+ * size but alltoallv's 1-2 KiB blocks (1.30-1.63x with one cell; its blocks
+ * now span the cells, and alltoallv runs 1.41-3.74x tuned at every size),
+ * scatterv 0.41-0.59x to 512 B blocks and 0.90-1.59x
  * above (one row per P: it still beats tuned 1.2-3.4x there), gather
  * 0.36-0.72x to 32 KiB blocks (0.95-1.11x from 64 KiB), scatter 0.34-0.48x
  * to 512 B blocks and 0.28-0.93x from 4 KiB (1.75-2.37x between), alltoall

@@ -1,6 +1,6 @@
 /*
  * alltoallv shm: the blocks through the node's shared-memory segment,
- * each rank's through the cells when they fit its slot, else read
+ * each rank's through the cells when they fit its slots, else read
  * straight from its send buffer (single copy, where the node has a
  * reader); pairwise messages when neither way is open to some rank
  *
@@ -10,22 +10,29 @@
  *                 owner's buffer; the owner waits until all have read
  *
  * A rank knows only its own blocks' sizes, so the way is chosen per owner
- * and published in the call: every rank writes into its slot its way
- * (cells, single copy, or none) and a table with, for each other rank,
- * the block's offset in the slot or its address in the owner's memory,
- * then its blocks for the others when they go through the cells, and
- * arrives. Single copy is for owners sending the others more than 8 KiB:
- * between a slot and that, no way, and the call goes pairwise. Once all
- * have arrived every rank sees every owner's way: it copies or reads the
- * block for it from each owner; an owner that published addresses waits
- * for every reader before returning (its buffer may change after that).
- * If some rank had no way (too large for its slot, no reader), every rank,
- * having seen the same ways, runs alltoallv_pairwise instead. In place
- * (sbuf NULL) the input is rbuf in the receive layout: it is in the slot
- * before any rank writes its rbuf, and single copy publishes a copy
- * (scratch slot 0) since rbuf changes while the others read. a->count is
- * unused (0): the dispatch's fit_shm asks the segment only for its
- * existence.
+ * and published in the call: every rank writes its way word (cells,
+ * single copy, or none, and the cells it spans), a table with, for each
+ * other rank, the block's offset or its address in the owner's memory,
+ * then its blocks for the others when they go through the cells - one
+ * stream that runs on from its slot of the call's first cell into its
+ * slots of the next ones, up to ncells (with the default 8 KiB slots and 4
+ * cells, 32 KiB). An owner arrives at each cell it wrote; every rank
+ * waits for all on the first, reads every owner's word and table there,
+ * and waits for an owner's later cells one by one before it copies out of
+ * them (arriving at the first says nothing of the others). The ranks agree
+ * on how many call numbers the call took - the most any owner spanned -
+ * without a word more, since every word is in the first cell. Single copy
+ * is for owners sending the others more than 8 KiB beyond the cells: below
+ * that, no way, and the call goes pairwise. An owner that published
+ * addresses waits for every reader before returning (its buffer may change
+ * after that). If some rank had no way (too large for its cells, no
+ * reader), every rank, having seen the same ways, runs alltoallv_pairwise
+ * instead. In place (sbuf NULL) the input is rbuf in the receive layout:
+ * it is in the cells before any rank writes its rbuf, and single copy
+ * publishes a copy (scratch slot 0) since rbuf changes while the others
+ * read. a->count is unused (0): the dispatch's fit_shm asks the segment
+ * only for its existence; the table of P + 1 words must fit one slot (else
+ * every rank runs pairwise).
  */
 #include <stdint.h>
 #include <string.h>
@@ -55,25 +62,47 @@ typedef struct input {
 
 /* An owner's stream - its way word, its table and (cells) its blocks -
  * runs on from its slot of cell `first` into its slots of the next cells;
- * these copy bytes in and out of it at a stream offset. */
-static void stream_put(braid_shm_t *s, uint64_t first, size_t at, const void *src, size_t n)
+ * these copy bytes in and out of it at a stream offset (`slot`: the
+ * owner's slot of the first cell, where all but the largest calls stay). */
+typedef struct stream {
+    const braid_shm_t *s;
+    uint64_t first;
+    int owner;
+    unsigned char *slot;
+} stream_t;
+
+static stream_t stream_of(const braid_shm_t *s, uint64_t first, int owner)
+{
+    stream_t t = { s, first, owner, braid_shm_slot(s, first, owner) };
+    return t;
+}
+
+static void stream_put(const stream_t *t, size_t at, const void *src, size_t n)
 {
     const char *p = src;
+    size_t slot = t->s->slot_bytes;
+    if (at + n <= slot) {
+        memcpy(t->slot + at, src, n);
+        return;
+    }
     while (n) {
-        size_t j = at / s->slot_bytes, o = at % s->slot_bytes;
-        size_t m = s->slot_bytes - o < n ? s->slot_bytes - o : n;
-        memcpy(braid_shm_slot(s, first + j, s->rank) + o, p, m);
+        size_t j = at / slot, o = at % slot, m = slot - o < n ? slot - o : n;
+        memcpy(braid_shm_slot(t->s, t->first + j, t->owner) + o, p, m);
         p += m, at += m, n -= m;
     }
 }
 
-static void stream_get(const braid_shm_t *s, uint64_t first, int q, size_t at, void *dst, size_t n)
+static void stream_get(const stream_t *t, size_t at, void *dst, size_t n)
 {
     char *p = dst;
+    size_t slot = t->s->slot_bytes;
+    if (at + n <= slot) {
+        memcpy(dst, t->slot + at, n);
+        return;
+    }
     while (n) {
-        size_t j = at / s->slot_bytes, o = at % s->slot_bytes;
-        size_t m = s->slot_bytes - o < n ? s->slot_bytes - o : n;
-        memcpy(p, braid_shm_slot(s, first + j, q) + o, m);
+        size_t j = at / slot, o = at % slot, m = slot - o < n ? slot - o : n;
+        memcpy(p, braid_shm_slot(t->s, t->first + j, t->owner) + o, m);
         p += m, at += m, n -= m;
     }
 }
@@ -111,12 +140,13 @@ static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_s
     if (WAY_CELLS != way) k = 1;
     for (int j = 0; j < k; j++) braid_shm_claim(s, first + (uint64_t)j);
     uint64_t word = way | (uint64_t)k << WAY_SPAN_SHIFT, off = head;
-    stream_put(s, first, 0, &word, sizeof word);
+    stream_t mine = stream_of(s, first, c->rank);
+    stream_put(&mine, 0, &word, sizeof word);
     for (int q = 0; q < P && WAY_NONE != way; q++) {
         if (q == c->rank) continue;   /* its own block it copies itself */
         uint64_t at = WAY_CELLS == way ? off : (uint64_t)(uintptr_t)(base + in->displs[q] * es);
-        stream_put(s, first, (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
-        if (WAY_CELLS == way) stream_put(s, first, off, in->buf + in->displs[q] * es, in->counts[q] * es);
+        stream_put(&mine, (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
+        if (WAY_CELLS == way) stream_put(&mine, off, in->buf + in->displs[q] * es, in->counts[q] * es);
         off += WAY_CELLS == way ? in->counts[q] * es : 0;
     }
     for (int j = k - 1; j >= 0; j--) braid_shm_arrive(s, first + (uint64_t)j);
@@ -128,11 +158,6 @@ static uint64_t word_of(const braid_shm_t *s, uint64_t first, int q)
     uint64_t w;
     memcpy(&w, braid_shm_slot(s, first, q), sizeof w);
     return w;
-}
-static uint64_t way_of(const braid_shm_t *s, uint64_t first, int q) { return word_of(s, first, q) & WAY_MASK; }
-static int span_of(const braid_shm_t *s, uint64_t first, int q)
-{
-    return (int)(word_of(s, first, q) >> WAY_SPAN_SHIFT);
 }
 
 int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
@@ -149,9 +174,10 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     bool all = true, direct = false;
     int cells = 1;   /* the most any owner's stream spans: every rank numbers that many */
     for (int q = 0; q < P; q++) {
-        all = all && WAY_NONE != way_of(s, first, q);
-        direct = direct || WAY_DIRECT == way_of(s, first, q);
-        if (span_of(s, first, q) > cells) cells = span_of(s, first, q);
+        uint64_t w = word_of(s, first, q);
+        all = all && WAY_NONE != (w & WAY_MASK);
+        direct = direct || WAY_DIRECT == (w & WAY_MASK);
+        if ((int)(w >> WAY_SPAN_SHIFT) > cells) cells = (int)(w >> WAY_SPAN_SHIFT);
     }
     s->seq = first + (uint64_t)cells - 1;
     int rc = BRAID_OK;
@@ -160,16 +186,18 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
         memcpy((char *)a->rbuf + a->displs[me] * es, in.buf + in.displs[me] * es, a->rcounts[me] * es);
     for (int i = 1; i < P && all && BRAID_OK == rc; i++) {
         int q = (me + i) % P;
-        uint64_t at;
+        stream_t theirs = stream_of(s, first, q);
+        uint64_t at, w;
         size_t n = a->rcounts[q] * es;
         char *dst = (char *)a->rbuf + a->displs[q] * es;
-        stream_get(s, first, q, (size_t)(me + 1) * sizeof(uint64_t), &at, sizeof at);
+        stream_get(&theirs, 0, &w, sizeof w);
+        stream_get(&theirs, (size_t)(me + 1) * sizeof(uint64_t), &at, sizeof at);
         if (0 == n) continue;
-        if (WAY_CELLS == way_of(s, first, q)) {
+        if (WAY_CELLS == (w & WAY_MASK)) {
             /* the owner's later cells, one by one (arriving at the first
              * says nothing of them) */
-            for (int j = 1; j < span_of(s, first, q); j++) braid_shm_wait_one(s, first + (uint64_t)j, q);
-            stream_get(s, first, q, at, dst, n);
+            for (int j = 1; j < (int)(w >> WAY_SPAN_SHIFT); j++) braid_shm_wait_one(s, first + (uint64_t)j, q);
+            stream_get(&theirs, at, dst, n);
         } else {
             rc = s->read(s->read_arg, q, dst, at, n);
         }
