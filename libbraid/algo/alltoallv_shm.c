@@ -77,33 +77,36 @@ static stream_t stream_of(const braid_shm_t *s, uint64_t first, int owner)
     return t;
 }
 
-static void stream_put(const stream_t *t, size_t at, const void *src, size_t n)
+/* Where stream offset `at` lies; *m of the n bytes from there run on in
+ * that slot. */
+static unsigned char *stream_at(const stream_t *t, size_t at, size_t n, size_t *m)
 {
-    const char *p = src;
-    size_t slot = t->s->slot_bytes;
+    size_t slot = t->s->slot_bytes, o = at % slot;
     if (at + n <= slot) {
-        memcpy(t->slot + at, src, n);
-        return;
+        *m = n;
+        return t->slot + at;
     }
+    *m = slot - o < n ? slot - o : n;
+    return braid_shm_slot(t->s, t->first + at / slot, t->owner) + o;
+}
+
+static void stream_put(const stream_t *t, size_t at, const char *src, size_t n)
+{
     while (n) {
-        size_t j = at / slot, o = at % slot, m = slot - o < n ? slot - o : n;
-        memcpy(braid_shm_slot(t->s, t->first + j, t->owner) + o, p, m);
-        p += m, at += m, n -= m;
+        size_t m;
+        unsigned char *p = stream_at(t, at, n, &m);
+        memcpy(p, src, m);
+        at += m, src += m, n -= m;
     }
 }
 
-static void stream_get(const stream_t *t, size_t at, void *dst, size_t n)
+static void stream_get(const stream_t *t, size_t at, char *dst, size_t n)
 {
-    char *p = dst;
-    size_t slot = t->s->slot_bytes;
-    if (at + n <= slot) {
-        memcpy(dst, t->slot + at, n);
-        return;
-    }
     while (n) {
-        size_t j = at / slot, o = at % slot, m = slot - o < n ? slot - o : n;
-        memcpy(p, braid_shm_slot(t->s, t->first + j, t->owner) + o, m);
-        p += m, at += m, n -= m;
+        size_t m;
+        const unsigned char *p = stream_at(t, at, n, &m);
+        memcpy(dst, p, m);
+        at += m, dst += m, n -= m;
     }
 }
 
@@ -141,11 +144,11 @@ static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_s
     for (int j = 0; j < k; j++) braid_shm_claim(s, first + (uint64_t)j);
     uint64_t word = way | (uint64_t)k << WAY_SPAN_SHIFT, off = head;
     stream_t mine = stream_of(s, first, c->rank);
-    stream_put(&mine, 0, &word, sizeof word);
+    stream_put(&mine, 0, (const char *)&word, sizeof word);
     for (int q = 0; q < P && WAY_NONE != way; q++) {
         if (q == c->rank) continue;   /* its own block it copies itself */
         uint64_t at = WAY_CELLS == way ? off : (uint64_t)(uintptr_t)(base + in->displs[q] * es);
-        stream_put(&mine, (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
+        stream_put(&mine, (size_t)(q + 1) * sizeof(uint64_t), (const char *)&at, sizeof at);
         if (WAY_CELLS == way) stream_put(&mine, off, in->buf + in->displs[q] * es, in->counts[q] * es);
         off += WAY_CELLS == way ? in->counts[q] * es : 0;
     }
@@ -190,8 +193,8 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
         uint64_t at, w;
         size_t n = a->rcounts[q] * es;
         char *dst = (char *)a->rbuf + a->displs[q] * es;
-        stream_get(&theirs, 0, &w, sizeof w);
-        stream_get(&theirs, (size_t)(me + 1) * sizeof(uint64_t), &at, sizeof at);
+        stream_get(&theirs, 0, (char *)&w, sizeof w);
+        stream_get(&theirs, (size_t)(me + 1) * sizeof(uint64_t), (char *)&at, sizeof at);
         if (0 == n) continue;
         if (WAY_CELLS == (w & WAY_MASK)) {
             /* the owner's later cells, one by one (arriving at the first
