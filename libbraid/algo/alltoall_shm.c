@@ -106,7 +106,18 @@ int braid_alltoall_shm(braid_comm_t *c, const braid_coll_args_t *a)
         return alltoall_direct(c, a, s, bytes, in);
     if (0 == k) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
-    return alltoall_cells(c, a, s, bytes, in, k, piece);
+    if (k > 1) return alltoall_cells(c, a, s, bytes, in, k, piece);
+    /* one cell: the P blocks as one contribution */
+    int me = c->rank;
+    unsigned char *out = a->rbuf;
+    uint64_t seq = braid_shm_begin(s);
+    braid_shm_publish(s, seq, in, (size_t)P * bytes);
+    braid_shm_wait_all(s, seq);
+    for (int r = 0; r < P; r++)
+        if (r != me) memcpy(out + (size_t)r * bytes, braid_shm_slot(s, seq, r) + (size_t)me * bytes, bytes);
+    if (in != out) memcpy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
+    braid_shm_done(s, seq);
+    return BRAID_OK;
 }
 
 /* not in the alpha-beta model (no messages): measured, see the table */
