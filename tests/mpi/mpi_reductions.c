@@ -113,7 +113,9 @@ static long input_value(op_id_t o, int rank, size_t i)
         int rank, P;                                                                           \
         MPI_Comm_rank(comm, &rank);                                                            \
         MPI_Comm_size(comm, &P);                                                               \
-        CTYPE *in = malloc((n + 1) * sizeof(CTYPE)), *out = malloc((n + 1) * sizeof(CTYPE));    \
+        /* zeroed: a long double's padding bytes, which no assignment writes, */               \
+        /* go to the peer by single copy (memcheck's uninitialised syscall bytes) */           \
+        CTYPE *in = calloc(n + 1, sizeof(CTYPE)), *out = malloc((n + 1) * sizeof(CTYPE));      \
         NAME##_fill(o, rank, in, n);                                                           \
         if (inplace) memcpy(out, in, n * sizeof(CTYPE));                                       \
         else memset(out, 0x5a, (n + 1) * sizeof(CTYPE));                                        \
