@@ -144,11 +144,13 @@ static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_s
     for (int j = 0; j < k; j++) braid_shm_claim(s, first + (uint64_t)j);
     uint64_t word = way | (uint64_t)k << WAY_SPAN_SHIFT, off = head;
     stream_t mine = stream_of(s, first, c->rank);
-    stream_put(&mine, 0, (const char *)&word, sizeof word);
+    /* the word and the table lie in the first slot (the caller checked
+     * that they fit one) */
+    memcpy(mine.slot, &word, sizeof word);
     for (int q = 0; q < P && WAY_NONE != way; q++) {
         if (q == c->rank) continue;   /* its own block it copies itself */
         uint64_t at = WAY_CELLS == way ? off : (uint64_t)(uintptr_t)(base + in->displs[q] * es);
-        stream_put(&mine, (size_t)(q + 1) * sizeof(uint64_t), (const char *)&at, sizeof at);
+        memcpy(mine.slot + (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
         if (WAY_CELLS == way) stream_put(&mine, off, in->buf + in->displs[q] * es, in->counts[q] * es);
         off += WAY_CELLS == way ? in->counts[q] * es : 0;
     }
@@ -189,13 +191,12 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
         memcpy((char *)a->rbuf + a->displs[me] * es, in.buf + in.displs[me] * es, a->rcounts[me] * es);
     for (int i = 1; i < P && all && BRAID_OK == rc; i++) {
         int q = (me + i) % P;
-        stream_t theirs = stream_of(s, first, q);
-        uint64_t at, w;
         size_t n = a->rcounts[q] * es;
-        char *dst = (char *)a->rbuf + a->displs[q] * es;
-        stream_get(&theirs, 0, (char *)&w, sizeof w);
-        stream_get(&theirs, (size_t)(me + 1) * sizeof(uint64_t), (char *)&at, sizeof at);
         if (0 == n) continue;
+        stream_t theirs = stream_of(s, first, q);
+        uint64_t at, w = word_of(s, first, q);
+        char *dst = (char *)a->rbuf + a->displs[q] * es;
+        memcpy(&at, theirs.slot + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
         if (WAY_CELLS == (w & WAY_MASK)) {
             /* the owner's later cells, one by one (arriving at the first
              * says nothing of them) */
