@@ -1,22 +1,28 @@
 /*
  * braid_fiber.c - see braid_fiber.h.
  *
- * A fiber loops in trampoline() on its own stack: run the job, mark it
- * done, switch back, wait for the next job.
- *
- * A switch on x86-64 is braid_fiber_switch (braid_fiber_switch.S, kept
- * out of the C file so that the component is never marked as safe for
- * CET shadow stacks, which a switch between stacks is not): push the six registers
- * the System V ABI makes the callee keep, store the stack pointer, load
- * the other side's, pop its six, return on its stack - 15 instructions,
- * where glibc's _longjmp also demangles pointers and walks the thread's
- * cleanup handlers (~100 instructions a switch, callgrind). The first
- * entry "returns" into trampoline from a frame built at the top of the new
- * stack. The floating-point control words are not switched (as with
+ * On x86-64 (braid_fiber_switch.S, kept out of the C file so that the
+ * component is never marked as safe for CET shadow stacks, which a switch
+ * between stacks is not) a job starts with braid_fiber_call: a call of
+ * braid_fiber_run_job at the top of the fiber's stack, which returns to
+ * the caller by an ordinary `ret` when the job never yields - most
+ * nonblocking collectives whose peers are there finish inside their post.
+ * A yield and a resume are braid_fiber_switch: push the six registers the
+ * System V ABI makes the callee keep, store the stack pointer, load the
+ * other side's, pop its six, return on its stack - 15 instructions, where
+ * glibc's _longjmp also demangles pointers and walks the thread's cleanup
+ * handlers (~100 instructions a switch, callgrind). A switch's `ret`
+ * lands where the processor's return-stack predictor does not expect it,
+ * and so do the next returns on each side; a job entered by a call and
+ * left by its return pays none of that (contrib/bench/fiber_bench). The
+ * floating-point control words are not switched (as with
  * _setjmp/_longjmp): both sides run in one thread's floating-point
- * environment. Elsewhere the fiber enters its stack once through
+ * environment.
+ *
+ * Elsewhere a fiber loops in trampoline() on its own stack (run the job,
+ * mark it done, switch back, wait for the next job), entered once through
  * makecontext + setcontext (a system call: setcontext restores a signal
- * mask) and every later switch is _setjmp/_longjmp; _FORTIFY_SOURCE is
+ * mask); every later switch is _setjmp/_longjmp. _FORTIFY_SOURCE is
  * turned off for this file, since its longjmp check refuses to jump to
  * another stack.
  *
@@ -87,7 +93,11 @@ struct braid_fiber {
 #ifdef BRAID_FIBER_VALGRIND
     unsigned vg_stack;      /* valgrind's id of the stack */
 #endif
+#ifdef BRAID_FIBER_ASM
+    bool started;           /* the job was entered (braid_fiber_call) */
+#else
     bool entered;           /* trampoline runs on the stack */
+#endif
     bool done;              /* the job returned */
     braid_fiber_fn fn;
     void *arg;
@@ -157,6 +167,16 @@ static inline void leave_fiber_begin(braid_fiber_t *f)
 {
 #ifdef BRAID_FIBER_ASAN
     __sanitizer_start_switch_fiber(&f->fake, f->back_bottom, f->back_size);
+#else
+    (void)f;
+#endif
+}
+
+/* the job returned: its frames are gone, and no fake stack is kept */
+static inline void end_fiber_begin(braid_fiber_t *f)
+{
+#ifdef BRAID_FIBER_ASAN
+    __sanitizer_start_switch_fiber(NULL, f->back_bottom, f->back_size);
 #else
     (void)f;
 #endif
@@ -277,6 +297,10 @@ __attribute__((noinline)) static void altstack_ensure(void)
  * pointer in *save; continue the side whose stack pointer is load
  * (braid_fiber_switch.S). */
 void braid_fiber_switch(void **save, void *load);
+/* Save this side as braid_fiber_switch does, call braid_fiber_run_job(f)
+ * with the stack pointer at top, continue the side it returns. */
+void braid_fiber_call(void **save, void *top, braid_fiber_t *f);
+void *braid_fiber_run_job(braid_fiber_t *f) __attribute__((visibility("hidden")));
 #endif
 
 /* On the fiber: back to the resumer; returns when resumed again. */
@@ -291,6 +315,22 @@ static void switch_out(braid_fiber_t *f)
     enter_fiber_end(f);
 }
 
+#ifdef BRAID_FIBER_ASM
+/* A job's whole run on f's stack (from braid_fiber_call): the stack
+ * pointer to continue is that of whoever resumed the fiber last - the
+ * caller of braid_fiber_call itself when the job never yielded. */
+void *braid_fiber_run_job(braid_fiber_t *f)
+{
+#ifdef BRAID_FIBER_ASAN
+    f->fake = NULL;   /* a fresh stack: nothing of an earlier job's to bring back */
+#endif
+    enter_fiber_end(f);
+    f->result = f->fn(f->arg);
+    f->done = true;
+    end_fiber_begin(f);
+    return *f->back;
+}
+#else
 __attribute__((noreturn, used)) static void trampoline(void)
 {
     braid_fiber_t *f = braid_fiber_self();
@@ -301,6 +341,7 @@ __attribute__((noreturn, used)) static void trampoline(void)
         switch_out(f);   /* parked here until the next job is resumed */
     }
 }
+#endif
 
 bool braid_fiber_resume(braid_fiber_t *volatile f)
 {
@@ -316,7 +357,12 @@ bool braid_fiber_resume(braid_fiber_t *volatile f)
 #ifdef BRAID_FIBER_ASM
     void *back;
     f->back = &back;   // cppcheck-suppress autoVariables
-    braid_fiber_switch(&back, f->sp);
+    if (f->started) {
+        braid_fiber_switch(&back, f->sp);
+    } else {
+        f->started = true;
+        braid_fiber_call(&back, f->map + f->map_len, f);
+    }
 #else
     jmp_buf back;
     f->back = &back;   // cppcheck-suppress autoVariables
@@ -377,16 +423,9 @@ static braid_fiber_t *fiber_new(void)
 #ifdef BRAID_FIBER_VALGRIND
     f->vg_stack = VALGRIND_STACK_REGISTER(f->map + f->guard, f->map + f->map_len);
 #endif
-#ifdef BRAID_FIBER_ASM
-    /* the first switch pops six zero registers and returns into
-     * trampoline with the stack as a call leaves it (16-byte aligned
-     * before the return address, here a zero that ends backtraces) */
-    void **top = (void **)(f->map + f->map_len);
-    top[-1] = NULL;
-    top[-2] = (void *)(uintptr_t)trampoline;
-    for (int i = 3; i <= 8; i++) top[-i] = NULL;
-    f->sp = &top[-8];
-#else
+    /* x86-64: each job enters at the stack's top (page-aligned) through
+     * braid_fiber_call; elsewhere trampoline is entered once, here */
+#ifndef BRAID_FIBER_ASM
     if (0 != getcontext(&f->uc)) {
         munmap(f->map, f->map_len);
         free(f);
@@ -415,6 +454,9 @@ braid_fiber_t *braid_fiber_get(braid_fiber_fn fn, void *arg)
     }
     f->fn = fn;
     f->arg = arg;
+#ifdef BRAID_FIBER_ASM
+    f->started = false;
+#endif
     f->done = false;
     f->result = 0;
     f->yields = 0;

@@ -1,5 +1,5 @@
 /*
- * braid_fiber_switch.S - the x86-64 stack switch of braid_fiber.c.
+ * braid_fiber_switch.S - the x86-64 stack switches of braid_fiber.c.
  *
  *   void braid_fiber_switch(void **save, void *load);
  *
@@ -37,6 +37,46 @@ braid_fiber_switch:
     popq %rbp
     ret
     .size braid_fiber_switch, .-braid_fiber_switch
+
+/*
+ *   void braid_fiber_call(void **save, void *top, braid_fiber_t *f);
+ *
+ * A job's first entry: save this side as braid_fiber_switch does, move
+ * the stack pointer to `top` (16-byte aligned) and call
+ * braid_fiber_run_job(f) there, then continue the side whose stack
+ * pointer it returns. A job that never yields returns to the caller of
+ * braid_fiber_call by a plain call/ret pair, which the processor's
+ * return-stack predictor follows; one that yielded ends on whoever
+ * resumed it last. The return address on the fiber's stack has no caller
+ * to unwind to: its rule says so, and backtraces end there.
+ */
+    .p2align 4
+    .globl braid_fiber_call
+    .hidden braid_fiber_call
+    .type braid_fiber_call, @function
+braid_fiber_call:
+    .cfi_startproc
+    .cfi_undefined rip
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    movq %rdx, %rdi
+    call braid_fiber_run_job
+    movq %rax, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .cfi_endproc
+    .size braid_fiber_call, .-braid_fiber_call
 #endif
 #if defined(__ELF__)
     .section .note.GNU-stack, "", @progbits
