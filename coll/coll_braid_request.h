@@ -48,7 +48,8 @@ struct mca_coll_braid_request {
     braid_task_t core;               /* the engine's part */
     mca_coll_braid_module_t *m;
     const mca_coll_braid_family_t *family;
-    struct {                        /* the call's arguments, as MPI gave them (0: none) */
+    struct {                        /* the call's arguments, as MPI gave them (0: none;
+                                       mca_coll_braid_request_new zeroes each field) */
         const void *usbuf;
         void *urbuf;
         int count;                  /* allgather: the receive count */
