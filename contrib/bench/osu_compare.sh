@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # osu_compare.sh - an OSU micro-benchmark (or any program that prints
-# "size latency" rows, or osu_barrier's one "latency" row, read as size 0)
+# "size latency" rows, or osu_barrier's one "latency" row and osu_ibarrier's
+# one row without a size, read as size 0)
 # under braid and under tuned (--mca coll ^braid), interleaved (rep 1:
 # braid then tuned, rep 2: ...); per size the median
 # over repetitions of each variant's figure, and tuned / braid (> 1: braid
@@ -57,7 +58,8 @@ for _ in $(seq "$reps"); do
         # shellcheck disable=SC2086
         timeout 600 mpirun -np "$np" "${launch[@]}" ${var[$v]} "$@" |
             awk -v v="$v" -v ns="${ns:--1}" -v k="$col" '/^[0-9]+[ \t]/ { print v, $1, $k, ns }
-                /^[ \t]*[0-9.]+[ \t]*$/ { print v, 0, $1, ns }' >>"$rows"
+                /^[ \t]*[0-9.]+[ \t]*$/ { print v, 0, $1, ns }
+                /^[ \t]+[0-9.]+([ \t]+[0-9.]+)+[ \t]*$/ { print v, 0, $(k - 1), ns }' >>"$rows"
     done
 done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
