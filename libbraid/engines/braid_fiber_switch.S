@@ -15,26 +15,35 @@
  * the component for shadow-stack safe (tests/unit/check_shstk.sh).
  */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) && !defined(BRAID_FIBER_PORTABLE)
-    .text
-    .p2align 4
-    .globl braid_fiber_switch
-    .hidden braid_fiber_switch
-    .type braid_fiber_switch, @function
-braid_fiber_switch:
+/* one side of a switch: the six registers the System V ABI makes the
+ * callee keep, pushed on that side's stack (popped in reverse) */
+    .macro SAVE_SIDE
     pushq %rbp
     pushq %rbx
     pushq %r12
     pushq %r13
     pushq %r14
     pushq %r15
-    movq %rsp, (%rdi)
-    movq %rsi, %rsp
+    .endm
+    .macro LOAD_SIDE
     popq %r15
     popq %r14
     popq %r13
     popq %r12
     popq %rbx
     popq %rbp
+    .endm
+
+    .text
+    .p2align 4
+    .globl braid_fiber_switch
+    .hidden braid_fiber_switch
+    .type braid_fiber_switch, @function
+braid_fiber_switch:
+    SAVE_SIDE
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    LOAD_SIDE
     ret
     .size braid_fiber_switch, .-braid_fiber_switch
 
@@ -57,23 +66,13 @@ braid_fiber_switch:
 braid_fiber_call:
     .cfi_startproc
     .cfi_undefined rip
-    pushq %rbp
-    pushq %rbx
-    pushq %r12
-    pushq %r13
-    pushq %r14
-    pushq %r15
+    SAVE_SIDE
     movq %rsp, (%rdi)
     movq %rsi, %rsp
     movq %rdx, %rdi
     call braid_fiber_run_job
     movq %rax, %rsp
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %rbx
-    popq %rbp
+    LOAD_SIDE
     ret
     .cfi_endproc
     .size braid_fiber_call, .-braid_fiber_call
