@@ -47,6 +47,7 @@
  * UNIT_ALG=name[,name...] (unit_coll.h) keeps only those algorithms in
  * the batches.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -554,6 +555,86 @@ START_TEST(fiber_steps)
 }
 END_TEST
 
+/* How a job enters and leaves its fiber: one fiber from the pool runs
+ * jobs that return at once and jobs that yield, in turn (each starts
+ * afresh at the stack's top whatever the last one left there); a job
+ * resumes another fiber from its own stack and is itself resumed from a
+ * second thread; the resumer's locals survive every entry. */
+typedef struct {
+    int yields;           /* how many times the job yields before returning */
+    int result;
+    braid_fiber_t *inner; /* resumed from inside this job until it returns */
+    int order[8], norder; /* what ran, in order (job ids) */
+    int id;
+    braid_fiber_t *self;  /* braid_fiber_self() as the job saw it */
+} entry_job_t;
+
+static int entry_job(void *p)
+{
+    entry_job_t *j = p;
+    j->self = braid_fiber_self();
+    j->order[j->norder++] = j->id;
+    if (NULL != j->inner)
+        while (!braid_fiber_resume(j->inner)) j->order[j->norder++] = -j->id;
+    for (int i = 0; i < j->yields; i++) braid_fiber_yield();
+    return j->result;
+}
+
+static void *resume_on_thread(void *f) { return (void *)(uintptr_t)braid_fiber_resume(f); }
+
+START_TEST(fiber_entries)
+{
+    /* a fresh job after each kind of ending, on the one pooled fiber */
+    const int yields[] = { 0, 2, 0, 1, 0 };
+    braid_fiber_t *first = NULL;
+    unsigned long keep = 0x5eed;
+    for (int k = 0; k < 5; k++) {
+        entry_job_t j = { .yields = yields[k], .result = 100 + k, .id = 1 };
+        braid_fiber_t *f = braid_fiber_get(entry_job, &j);
+        ck_assert_ptr_nonnull(f);
+        if (0 == k) first = f;
+        ck_assert_ptr_eq(f, first);
+        int resumes = 1;
+        unsigned long mine = keep * 31u + (unsigned long)k;
+        while (!braid_fiber_resume(f)) resumes++;
+        ck_assert_uint_eq(mine, keep * 31u + (unsigned long)k);
+        ck_assert_int_eq(resumes, yields[k] + 1);
+        ck_assert_int_eq(braid_fiber_result(f), 100 + k);
+        ck_assert_ptr_eq(j.self, f);
+        ck_assert_ptr_null(braid_fiber_self());
+        braid_fiber_put(f);
+    }
+    /* nested: the outer job resumes the inner fiber (which yields once)
+     * from its own stack, then yields; the second thread finishes it */
+    entry_job_t in = { .yields = 1, .result = 7, .id = 2 };
+    entry_job_t out = { .yields = 1, .result = 9, .id = 1 };
+    braid_fiber_t *fi = braid_fiber_get(entry_job, &in);
+    out.inner = fi;
+    braid_fiber_t *fo = braid_fiber_get(entry_job, &out);
+    ck_assert(fi != fo);
+    ck_assert(!braid_fiber_resume(fo));   /* outer ran inner to its end, then yielded */
+    ck_assert_ptr_null(braid_fiber_self());
+    ck_assert_int_eq(braid_fiber_result(fi), 7);
+    ck_assert_ptr_eq(in.self, fi);
+    pthread_t t;
+    void *done = NULL;
+    ck_assert_int_eq(pthread_create(&t, NULL, resume_on_thread, fo), 0);
+    ck_assert_int_eq(pthread_join(t, &done), 0);
+    ck_assert(NULL != done);
+    ck_assert_int_eq(braid_fiber_result(fo), 9);
+    /* outer started (1), resumed inner, which started (2), yielded
+     * (-1 seen by outer), and returned on the next resume */
+    ck_assert_int_eq(out.norder, 2);
+    ck_assert_int_eq(out.order[0], 1);
+    ck_assert_int_eq(out.order[1], -1);
+    ck_assert_int_eq(in.norder, 1);
+    ck_assert_int_eq(in.order[0], 2);
+    braid_fiber_put(fi);
+    braid_fiber_put(fo);
+    braid_fiber_pool_release();
+}
+END_TEST
+
 int main(void)
 {
     /* UNIT_ALG: every name must be an algorithm of some collective
@@ -569,5 +650,6 @@ int main(void)
     tcase_add_loop_test(tc, every_alg, 0, NB_NP * (BRAID_COLL_N + 1));
     tcase_add_loop_test(tc, split_order, 0, NB_NP * NB_VARIANTS);
     tcase_add_test(tc, fiber_steps);
+    tcase_add_test(tc, fiber_entries);
     return unit_run_suite(s);
 }
