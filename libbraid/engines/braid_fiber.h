@@ -11,9 +11,11 @@
  * holds the algorithm's whole state - loop counters, pointers, the request
  * array - exactly as the straight-line code left it.
  *
- * Cost: a switch is _setjmp + _longjmp (no system call: no signal mask is
- * saved); a fiber's stack is mapped once and reused by every later job
- * (a fiber is a loop: run a job, report done, wait for the next), so a
+ * Cost: on x86-64 a job enters its fiber by a call and, when it never
+ * yields, leaves by its return; a yield or a resume is a switch of 15
+ * instructions (braid_fiber.c). Elsewhere a switch is _setjmp + _longjmp
+ * (no system call: no signal mask is saved). A fiber's stack is mapped
+ * once and reused by every later job, so a
  * nonblocking call in steady state allocates nothing and makes no system
  * call. The stack is as large as a thread's (BRAID_FIBER_STACK by
  * default, braid_fiber_pool_configure), MAP_NORESERVE: only the pages a
