@@ -214,6 +214,18 @@ static int post(mca_coll_braid_request_t *r, ompi_request_t **prev_req)
     return MPI_SUCCESS;
 }
 
+/* A call that ran out inside its post, without error, returns Open MPI's
+ * completed empty request (what its PML returns for MPI_PROC_NULL) and
+ * gives braid's back to the pool at once: MPI_Wait then only frees the
+ * empty one, and the communicator is not retained and released. That is
+ * safe because the MPI layer's retain functions (Open MPI 4.0.2 and
+ * later) skip a completed request, and MPI leaves a nonblocking
+ * collective's status source and tag undefined. */
+static bool done_in_post(const ompi_request_t *req)
+{
+    return REQUEST_COMPLETE(req) && MPI_SUCCESS == req->req_status.MPI_ERROR;
+}
+
 /* MPI_Ixxx. Braid's request holds its communicator until it is freed, as
  * Open MPI's point-to-point requests do: MPI_Comm_free with the call
  * pending leaves the module, its segment and its transport state in place
@@ -226,6 +238,11 @@ int mca_coll_braid_request_post(mca_coll_braid_request_t *r, ompi_request_t **re
         request_put(r);
         *request = prev_req;
         return rc;
+    }
+    if (done_in_post(&r->super.super)) {
+        request_put(r);
+        *request = &ompi_request_empty;
+        return MPI_SUCCESS;
     }
     OBJ_RETAIN(r->m->comm);
     *request = &r->super.super;

@@ -26,6 +26,13 @@
  *       post and wait (run with coll_braid_progress_thread=1)
  *   mpi_nbc_edges finalize
  *       MPI_Finalize with an inactive persistent collective still allocated
+ *   mpi_nbc_edges done_at_post
+ *       nonblocking calls that may complete inside their post (a user op
+ *       on a derived type among them) handed to every completion function: MPI_Test, MPI_Request_get_status,
+ *       MPI_Waitall / Testall / Waitany / Waitsome mixed with pending calls,
+ *       a Fortran handle; the request is a valid one until completed, then
+ *       MPI_REQUEST_NULL (MPI_Request_free of a nonblocking collective's
+ *       request is erroneous)
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -224,6 +231,123 @@ static void comm_free(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* done_at_post                                                        */
+/* ------------------------------------------------------------------ */
+
+static long done_at_once;   /* calls complete at MPI_Request_get_status right after their post */
+
+static void single_calls(MPI_Comm c, int round)
+{
+    enum { N = 5 };
+    affine_t a[N], got[N];
+    int v[N], s[N], flag = 0;
+    MPI_Request q = MPI_REQUEST_NULL;
+    for (int i = 0; i < N; i++) {
+        a[i] = affine_of(wrank, (size_t)i, round);
+        v[i] = i + round;
+    }
+    /* a user op on a derived type: the MPI layer's retain must leave a
+     * completed request alone, and a pending one keeps both */
+    MPI_Iallreduce(a, got, N, affine_type, affine_op, c, &q);
+    mt_check(MPI_REQUEST_NULL != q, "done_at_post: affine Iallreduce returned MPI_REQUEST_NULL");
+    while (!flag) MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+    mt_check(MPI_REQUEST_NULL == q, "done_at_post: MPI_Test left the request");
+    long bad = 0;
+    for (int i = 0; i < N; i++) {
+        affine_t want = affine_ref(wsize, (size_t)i, round);
+        bad += got[i].a != want.a || got[i].b != want.b;
+    }
+    mt_check(0 == bad, "done_at_post: affine Iallreduce: %ld of %d wrong", bad, N);
+
+    MPI_Iallreduce(v, s, N, MPI_INT, MPI_SUM, c, &q);
+    flag = 0;
+    MPI_Request_get_status(q, &flag, MPI_STATUS_IGNORE);
+    mt_check(MPI_REQUEST_NULL != q, "done_at_post: get_status freed the request");
+    done_at_once += flag;
+    MPI_Fint fq = MPI_Request_c2f(q);
+    MPI_Request back = MPI_Request_f2c(fq);
+    mt_check(back == q, "done_at_post: Fortran handle does not convert back");
+    MPI_Status st;
+    MPI_Wait(&back, &st);
+    mt_check(MPI_REQUEST_NULL == back, "done_at_post: MPI_Wait left the request");
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += s[i] != wsize * v[i];
+    mt_check(0 == bad, "done_at_post: Iallreduce: %ld of %d wrong", bad, N);
+}
+
+/* 8 calls on c, some done at their post, some pending (the last rank
+ * comes late), completed by one of the multiple-completion functions */
+static void mixed_calls(MPI_Comm c, int round)
+{
+    enum { N = 4, BIG = 20011, Q = 8 };
+    static int big_in[BIG], big_out[BIG];
+    int in[Q][N], out[Q][N];
+    MPI_Request q[Q];
+    isum_fill(big_in, BIG, wrank, round);
+    if (wrank == wsize - 1 && 0 == round % 2) sleep_ms(5);
+    for (int k = 0; k < Q; k++) {
+        isum_fill(in[k], N, wrank, round + k);
+        if (3 == k) MPI_Iallreduce(big_in, big_out, BIG, MPI_INT, MPI_SUM, c, &q[k]);
+        else if (5 == k) MPI_Ibarrier(c, &q[k]);
+        else if (k % 2) MPI_Ibcast(in[k], N, MPI_INT, k % wsize, c, &q[k]);
+        else MPI_Iallreduce(in[k], out[k], N, MPI_INT, MPI_SUM, c, &q[k]);
+        mt_check(MPI_REQUEST_NULL != q[k], "done_at_post: call %d returned MPI_REQUEST_NULL", k);
+    }
+    int left = Q, flag = 0, idx, outs[Q], n;
+    switch (round % 4) {
+    case 0:
+        MPI_Waitall(Q, q, MPI_STATUSES_IGNORE);
+        break;
+    case 1:
+        while (!flag) MPI_Testall(Q, q, &flag, MPI_STATUSES_IGNORE);
+        break;
+    case 2:
+        while (left > 0) {
+            MPI_Waitany(Q, q, &idx, MPI_STATUS_IGNORE);
+            mt_check(MPI_UNDEFINED != idx && MPI_REQUEST_NULL == q[idx], "done_at_post: Waitany");
+            left--;
+        }
+        break;
+    default:
+        while (left > 0) {
+            MPI_Waitsome(Q, q, &n, outs, MPI_STATUSES_IGNORE);
+            mt_check(n > 0, "done_at_post: Waitsome completed %d", n);
+            left -= n > 0 ? n : left;
+        }
+    }
+    for (int k = 0; k < Q; k++) mt_check(MPI_REQUEST_NULL == q[k], "done_at_post: request %d left", k);
+    for (int k = 0; k < Q; k++) {
+        char what[64];
+        snprintf(what, sizeof(what), "done_at_post: round %d call %d", round, k);
+        if (3 == k || 5 == k) continue;
+        if (k % 2) {
+            int want[N];
+            isum_fill(want, N, k % wsize, round + k);
+            mt_check(0 == memcmp(in[k], want, sizeof(want)), "%s: Ibcast wrong", what);
+        } else {
+            isum_check(out[k], N, wsize, round + k, what);
+        }
+    }
+    isum_check(big_out, BIG, wsize, round, "done_at_post: big Iallreduce");
+}
+
+static void done_at_post(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    /* blocking calls first: the shared-memory segment is set up after a
+     * few (coll_braid_shm_after) */
+    for (int i = 0; i < 4; i++) MPI_Barrier(c);
+    for (int round = 0; round < 40; round++) {
+        single_calls(c, round);
+        mixed_calls(c, round);
+    }
+    MPI_Comm_free(&c);
+    if (0 == wrank) printf("done_at_post: %ld of 40 Iallreduce calls complete right after their post\n",
+                           done_at_once);
+}
+
+/* ------------------------------------------------------------------ */
 /* big_op                                                              */
 /* ------------------------------------------------------------------ */
 
@@ -355,6 +479,8 @@ int main(int argc, char **argv)
         op_thread();
     } else if (0 == strcmp(mode, "finalize")) {
         finalize_case();
+    } else if (0 == strcmp(mode, "done_at_post")) {
+        done_at_post();
     } else {
         if (0 == wrank) fprintf(stderr, "mpi_nbc_edges: unknown mode %s\n", mode);
         MPI_Abort(MPI_COMM_WORLD, 2);
