@@ -61,7 +61,7 @@ bool mca_coll_braid_is_cuda_memory(const void *p)
 #endif
 }
 
-bool mca_coll_braid_is_device(const void *p)
+bool mca_coll_braid_device_ptr(const void *p)
 {
 #ifdef BRAID_HAVE_CUDA
     if (NULL == p || MPI_IN_PLACE == p || !cmp()->cuda_job) return false;
@@ -188,7 +188,7 @@ struct mca_coll_braid_host_copies {
     shadow_t send, recv;
 };
 
-int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc, const void **sbuf,
+int mca_coll_braid_host_copies_make(mca_coll_braid_host_copies_t **hc, const void **sbuf,
                                     size_t scount, MPI_Datatype sdtype, void **rbuf,
                                     size_t rcount, MPI_Datatype rdtype, bool rfill)
 {
@@ -203,7 +203,7 @@ int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc, const voi
     return MPI_SUCCESS;
 }
 
-int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc)
+int mca_coll_braid_host_copies_end(mca_coll_braid_host_copies_t *hc, int rc)
 {
     if (NULL == hc) return rc;
     shadow_close(&hc->send, false);

@@ -156,9 +156,13 @@ int mca_coll_braid_stage_out(braid_scratch_t *s, MPI_Datatype dtype, size_t coun
                              const void *base, bool out_dev);
 
 /* device (CUDA) buffers (coll_braid_cuda.c); without CUDA every pointer is
- * host memory */
+ * host memory, known without a call: every collective asks */
 bool mca_coll_braid_cuda_probe(void);          /* this process can load the driver */
-bool mca_coll_braid_is_device(const void *p);
+bool mca_coll_braid_device_ptr(const void *p); /* the driver's answer */
+static inline bool mca_coll_braid_is_device(const void *p)
+{
+    return mca_coll_braid_component.cuda_job && mca_coll_braid_device_ptr(p);
+}
 /* CUDA knows p (pinned host, device or managed memory; false in a job
  * without CUDA): the shm tier's single copy does not read it in place */
 bool mca_coll_braid_is_cuda_memory(const void *p);
@@ -174,10 +178,23 @@ int mca_coll_braid_copy(void *dst, const void *src, size_t len, bool device);
  * open: MPI_SUCCESS or MPI_ERR_NO_MEM (close it either way); close returns
  * rc, or MPI_ERR_OTHER when the copy back failed. */
 typedef struct mca_coll_braid_host_copies mca_coll_braid_host_copies_t;
-int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc, const void **sbuf,
+int mca_coll_braid_host_copies_make(mca_coll_braid_host_copies_t **hc, const void **sbuf,
                                     size_t scount, MPI_Datatype sdtype, void **rbuf,
                                     size_t rcount, MPI_Datatype rdtype, bool rfill);
-int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc);
+int mca_coll_braid_host_copies_end(mca_coll_braid_host_copies_t *hc, int rc);
+static inline int mca_coll_braid_host_copies_open(mca_coll_braid_host_copies_t **hc,
+                                                  const void **sbuf, size_t scount,
+                                                  MPI_Datatype sdtype, void **rbuf, size_t rcount,
+                                                  MPI_Datatype rdtype, bool rfill)
+{
+    *hc = NULL;
+    if (!mca_coll_braid_component.cuda_job) return MPI_SUCCESS;
+    return mca_coll_braid_host_copies_make(hc, sbuf, scount, sdtype, rbuf, rcount, rdtype, rfill);
+}
+static inline int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t *hc, int rc)
+{
+    return NULL == hc ? rc : mca_coll_braid_host_copies_end(hc, rc);
+}
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 
 /* The reduction path of allreduce, reduce, scan and exscan
