@@ -55,6 +55,7 @@ cases=(
     "mpi_stress live 1 | -"
     "mpi_nonblocking mixed overlap persistent | -"
     "mpi_nbc_edges comm_free | -"
+    "mpi_nbc_edges done_at_post | -"
     "mpi_nbc_edges pseq | coll_braid_shm_persistent=0"
 )
 
