@@ -15,9 +15,10 @@
  *   threads T [R [C [K]]]
  *               MPI_THREAD_MULTIPLE: T threads, each with its own two
  *               communicators (a dup and a reversed split), run R rounds
- *               (default 1) of the seven collectives braid implements
- *               (barrier, bcast, allreduce, reduce, reduce_scatter_block,
- *               reduce_scatter, allgather) at 8 B to 1 MiB concurrently,
+ *               (default 1) of 16 collectives (barrier, bcast, allreduce,
+ *               reduce, reduce_scatter_block, reduce_scatter, allgather,
+ *               alltoall, alltoallv, allgatherv, gatherv, gather, scatter,
+ *               scatterv, scan, exscan) at 8 B to 1 MiB concurrently,
  *               while K more threads (default 1) each make, use and free C
  *               communicators (default 20; 0 = none)
  */
@@ -279,7 +280,97 @@ static void tcheck(thread_arg_t *t, int ok, const char *what, long key, size_t i
     }
 }
 
-/* the seven collectives braid implements, n int64 elements each, on comm */
+/* block - 1 or block elements by the sum of two ranks' parity: uneven,
+ * zero where block is 1, the same on both ends of a pair */
+static int tcount(size_t block, int a, int b) { return (int)block - (a + b) % 2; }
+
+/* displacements of counts laid out in reverse rank order, one element of
+ * gap before each block; returns the elements spanned */
+static size_t tdispls(const int *counts, int *displs, int P)
+{
+    size_t at = 0;
+    for (int q = P - 1; q >= 0; q--) {
+        displs[q] = (int)(at + 1);
+        at += 1 + (size_t)counts[q];
+    }
+    return at;
+}
+
+/* alltoall(v), allgatherv, gather(v), scatter(v), scan and exscan: block
+ * (or about block) int64 elements per rank and block */
+static void thread_rest(thread_arg_t *t, MPI_Comm comm, long key, size_t block)
+{
+    int r, P;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &P);
+    size_t total = (block + 1) * (size_t)P;
+    int64_t *in = malloc(total * sizeof(int64_t)), *out = malloc(total * sizeof(int64_t));
+    int *sc = malloc(4 * (size_t)P * sizeof(int)), *sd = sc + P, *rc = sd + P, *rd = rc + P;
+
+    for (int q = 0; q < P; q++)                               /* alltoall */
+        for (size_t j = 0; j < block; j++) in[(size_t)q * block + j] = tval(key, r, (size_t)q * block + j);
+    MPI_Alltoall(in, (int)block, MPI_INT64_T, out, (int)block, MPI_INT64_T, comm);
+    for (int q = 0; q < P; q++)
+        for (size_t j = 0; j < block; j++)
+            tcheck(t, out[(size_t)q * block + j] == tval(key, q, (size_t)r * block + j), "alltoall",
+                   key, j);
+
+    for (int q = 0; q < P; q++) sc[q] = rc[q] = tcount(block, r, q);   /* alltoallv */
+    tdispls(sc, sd, P);
+    tdispls(rc, rd, P);
+    for (int q = 0; q < P; q++)
+        for (int j = 0; j < sc[q]; j++) in[sd[q] + j] = tval(key + 1, r, (size_t)q * block + (size_t)j);
+    MPI_Alltoallv(in, sc, sd, MPI_INT64_T, out, rc, rd, MPI_INT64_T, comm);
+    for (int q = 0; q < P; q++)
+        for (int j = 0; j < rc[q]; j++)
+            tcheck(t, out[rd[q] + j] == tval(key + 1, q, (size_t)r * block + (size_t)j), "alltoallv",
+                   key, (size_t)j);
+
+    for (int q = 0; q < P; q++) rc[q] = tcount(block, q, 0);  /* allgatherv */
+    tdispls(rc, rd, P);
+    for (int j = 0; j < rc[r]; j++) in[j] = tval(key + 2, r, (size_t)j);
+    MPI_Allgatherv(in, rc[r], MPI_INT64_T, out, rc, rd, MPI_INT64_T, comm);
+    for (int q = 0; q < P; q++)
+        for (int j = 0; j < rc[q]; j++)
+            tcheck(t, out[rd[q] + j] == tval(key + 2, q, (size_t)j), "allgatherv", key, (size_t)j);
+
+    int root = (int)(key % P);                                /* gatherv, gather */
+    MPI_Gatherv(in, rc[r], MPI_INT64_T, out, rc, rd, MPI_INT64_T, root, comm);
+    if (r == root)
+        for (int q = 0; q < P; q++)
+            for (int j = 0; j < rc[q]; j++)
+                tcheck(t, out[rd[q] + j] == tval(key + 2, q, (size_t)j), "gatherv", key, (size_t)j);
+    for (size_t j = 0; j < block; j++) in[j] = tval(key + 6, r, j);
+    MPI_Gather(in, (int)block, MPI_INT64_T, out, (int)block, MPI_INT64_T, root, comm);
+    if (r == root)
+        for (int q = 0; q < P; q++)
+            for (size_t j = 0; j < block; j++)
+                tcheck(t, out[(size_t)q * block + j] == tval(key + 6, q, j), "gather", key, j);
+
+    root = (int)((key + 1) % P);                              /* scatter, scatterv */
+    for (size_t i = 0; i < block * (size_t)P; i++) in[i] = tval(key + 3, root, i);
+    MPI_Scatter(in, (int)block, MPI_INT64_T, out, (int)block, MPI_INT64_T, root, comm);
+    for (size_t j = 0; j < block; j++)
+        tcheck(t, out[j] == tval(key + 3, root, (size_t)r * block + j), "scatter", key, j);
+    for (int q = 0; q < P; q++)
+        for (int j = 0; j < rc[q]; j++) in[rd[q] + j] = tval(key + 4, q, (size_t)j);
+    MPI_Scatterv(in, rc, rd, MPI_INT64_T, out, rc[r], MPI_INT64_T, root, comm);
+    for (int j = 0; j < rc[r]; j++)
+        tcheck(t, out[j] == tval(key + 4, r, (size_t)j), "scatterv", key, (size_t)j);
+
+    for (size_t i = 0; i < block; i++) in[i] = tval(key + 5, r, i);   /* scan, exscan */
+    MPI_Scan(in, out, (int)block, MPI_INT64_T, MPI_SUM, comm);
+    for (size_t i = 0; i < block; i++) tcheck(t, out[i] == tsum(key + 5, r + 1, i), "scan", key, i);
+    MPI_Exscan(in, out, (int)block, MPI_INT64_T, MPI_SUM, comm);
+    for (size_t i = 0; i < block && r > 0; i++)
+        tcheck(t, out[i] == tsum(key + 5, r, i), "exscan", key, i);
+    free(in);
+    free(out);
+    free(sc);
+}
+
+/* the seven collectives that reduce, broadcast, gather to all or wait, n
+ * int64 elements each, on comm; then the rest (thread_rest) */
 static void thread_collectives(thread_arg_t *t, MPI_Comm comm, long key, size_t n)
 {
     int r, P;
@@ -329,6 +420,7 @@ static void thread_collectives(thread_arg_t *t, MPI_Comm comm, long key, size_t 
     free(in);
     free(out);
     free(counts);
+    thread_rest(t, comm, key + 500000000L, block);
 }
 
 static void *collective_thread(void *p)
@@ -406,7 +498,7 @@ static void run_threads(int nthreads, int rounds, int churn, int nchurn)
     double t = now_s() - t0;
     mt_check(0 == bad && checks > 0, "threads: %ld wrong values in %ld checks", bad, checks);
     if (0 == rank)
-        printf("stress threads: %d threads x %d rounds x 7 collectives x %d sizes (8 B..1 MiB) x 2 "
+        printf("stress threads: %d threads x %d rounds x 16 collectives x %d sizes (8 B..1 MiB) x 2 "
                "communicators, %d x %d communicators made and freed meanwhile; rank 0: %ld values "
                "checked, %ld wrong; %.1f s\n", nthreads, rounds, THREAD_NSIZES,
                churn > 0 ? nchurn : 0, churn, checks, bad, t);
