@@ -11,9 +11,14 @@
  *     x -> a x + b mod 2^32, on pairs of unsigned): rank order must hold;
  *     also as a resized type whose holes must keep their values;
  *   - three MPI_Iscan / MPI_Iexscan outstanding, waited for in reverse;
- *   - MPI_Scan_init / MPI_Exscan_init started three times with new values.
+ *   - MPI_Scan_init / MPI_Exscan_init started three times with new values;
+ *   - on MPI_COMM_WORLD and its reverse, counts 1, P + 1 and 1000: every
+ *     predefined type (pair and complex types among them) with every op
+ *     MPI allows on it, against MPI_Reduce_local folded in rank order.
  * Exscan's rank 0 result is undefined in MPI and not checked.
  */
+#include <stdint.h>
+
 #include "mpi_test_common.h"
 #include "mpi_persistent.h"
 
@@ -187,6 +192,187 @@ static void requests(const run_t *t, size_t len)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* every predefined type with every op MPI allows on it               */
+/* ------------------------------------------------------------------ */
+
+enum kind { K_SINT, K_UINT, K_FLOAT, K_LDOUBLE, K_BOOL, K_BYTE, K_CPLX, K_PAIR };
+
+/* small integer inputs, so that every prefix is exact in every type (a
+ * sum of 9 ranks stays below 2^7, a product below 2^4) */
+static int input(MPI_Op op, enum kind k, int s, int i)
+{
+    if (MPI_SUM == op) return (s * 7 + i * 3) % 5 + 1;
+    if (MPI_PROD == op) return (s + i) % 7 == 0 ? 2 : K_SINT == k && (s + 2 * i) % 5 == 1 ? -1 : 1;
+    if (MPI_MIN == op || MPI_MAX == op) return (s * 13 + i * 7) % 50 - (K_UINT == k ? 0 : 25);
+    if (MPI_LAND == op || MPI_LOR == op || MPI_LXOR == op) return (s + i) % 3 ? 1 : 0;
+    if (MPI_MINLOC == op || MPI_MAXLOC == op) return (s * 13 + i) % 5;
+    return (s * 37 + i * 11) & 0x7f;   /* bitwise */
+}
+
+#define SETTER(tag, ctype)                                                                    \
+    static void set_##tag(void *p, int v, int s) { (void)s, *(ctype *)p = (ctype)v; }          \
+    static int eq_##tag(const void *a, const void *b) { return *(const ctype *)a == *(const ctype *)b; }
+SETTER(i8, int8_t)
+SETTER(u8, uint8_t)
+SETTER(sh, short)
+SETTER(ush, unsigned short)
+SETTER(in, int)
+SETTER(un, unsigned)
+SETTER(lo, long)
+SETTER(ulo, unsigned long)
+SETTER(ll, long long)
+SETTER(ull, unsigned long long)
+SETTER(i16, int16_t)
+SETTER(u16, uint16_t)
+SETTER(i32, int32_t)
+SETTER(u32, uint32_t)
+SETTER(i64, int64_t)
+SETTER(u64, uint64_t)
+SETTER(fl, float)
+SETTER(db, double)
+SETTER(ld, long double)
+SETTER(bo, _Bool)
+SETTER(by, unsigned char)
+
+/* complex: v + (v % 3) i for sums, 1 or 1 + i for products */
+#define CSETTER(tag, ctype, re)                                                                   \
+    static void set_##tag(void *p, int v, int s)                                                  \
+    {                                                                                             \
+        re *z = p;                                                                                \
+        z[0] = (re)(v > 0 ? v : 1);                                                               \
+        z[1] = (re)(v % 3);                                                                       \
+        (void)s;                                                                                  \
+    }                                                                                             \
+    static int eq_##tag(const void *a, const void *b)                                             \
+    {                                                                                             \
+        const re *x = a, *y = b;                                                                  \
+        return x[0] == y[0] && x[1] == y[1];                                                      \
+    }
+CSETTER(cf, float _Complex, float)
+CSETTER(cd, double _Complex, double)
+CSETTER(cld, long double _Complex, long double)
+
+/* pairs: the value v at index s (the rank); compared field by field, the
+ * padding some of them have being no part of the type */
+#define PSETTER(tag, vtype)                                                                       \
+    typedef struct { vtype v; int i; } tag##_t;                                                   \
+    static void set_##tag(void *p, int v, int s) { ((tag##_t *)p)->v = (vtype)v, ((tag##_t *)p)->i = s; } \
+    static int eq_##tag(const void *a, const void *b)                                             \
+    {                                                                                             \
+        const tag##_t *x = a, *y = b;                                                             \
+        return x->v == y->v && x->i == y->i;                                                      \
+    }
+PSETTER(p2i, int)
+PSETTER(pfi, float)
+PSETTER(pdi, double)
+PSETTER(pli, long)
+PSETTER(psi, short)
+PSETTER(pldi, long double)
+
+typedef struct {
+    const char *name;
+    MPI_Datatype dt;
+    enum kind kind;
+    size_t size;   /* the C object's size (the type's extent) */
+    void (*set)(void *p, int v, int s);
+    int (*eq)(const void *a, const void *b);
+} ttype_t;
+
+#define T(tag, dt, kind, ctype) { #dt, dt, kind, sizeof(ctype), set_##tag, eq_##tag }
+static ttype_t ttypes(int k)
+{
+    const ttype_t all[] = {
+        T(i8, MPI_INT8_T, K_SINT, int8_t), T(u8, MPI_UINT8_T, K_UINT, uint8_t),
+        T(sh, MPI_SHORT, K_SINT, short), T(ush, MPI_UNSIGNED_SHORT, K_UINT, unsigned short),
+        T(in, MPI_INT, K_SINT, int), T(un, MPI_UNSIGNED, K_UINT, unsigned),
+        T(lo, MPI_LONG, K_SINT, long), T(ulo, MPI_UNSIGNED_LONG, K_UINT, unsigned long),
+        T(ll, MPI_LONG_LONG, K_SINT, long long),
+        T(ull, MPI_UNSIGNED_LONG_LONG, K_UINT, unsigned long long),
+        T(i16, MPI_INT16_T, K_SINT, int16_t), T(u16, MPI_UINT16_T, K_UINT, uint16_t),
+        T(i32, MPI_INT32_T, K_SINT, int32_t), T(u32, MPI_UINT32_T, K_UINT, uint32_t),
+        T(i64, MPI_INT64_T, K_SINT, int64_t), T(u64, MPI_UINT64_T, K_UINT, uint64_t),
+        T(fl, MPI_FLOAT, K_FLOAT, float), T(db, MPI_DOUBLE, K_FLOAT, double),
+        T(ld, MPI_LONG_DOUBLE, K_LDOUBLE, long double), T(bo, MPI_C_BOOL, K_BOOL, _Bool),
+        T(by, MPI_BYTE, K_BYTE, unsigned char),
+        T(cf, MPI_C_FLOAT_COMPLEX, K_CPLX, float _Complex),
+        T(cd, MPI_C_DOUBLE_COMPLEX, K_CPLX, double _Complex),
+        T(cld, MPI_C_LONG_DOUBLE_COMPLEX, K_CPLX, long double _Complex),
+        T(p2i, MPI_2INT, K_PAIR, p2i_t), T(pfi, MPI_FLOAT_INT, K_PAIR, pfi_t),
+        T(pdi, MPI_DOUBLE_INT, K_PAIR, pdi_t), T(pli, MPI_LONG_INT, K_PAIR, pli_t),
+        T(psi, MPI_SHORT_INT, K_PAIR, psi_t), T(pldi, MPI_LONG_DOUBLE_INT, K_PAIR, pldi_t),
+    };
+    const ttype_t none = { NULL, MPI_DATATYPE_NULL, K_SINT, 0, NULL, NULL };
+    return k < (int)(sizeof all / sizeof *all) ? all[k] : none;
+}
+#undef T
+
+static int allowed(enum kind k, MPI_Op op)
+{
+    int arith = MPI_SUM == op || MPI_PROD == op, order = MPI_MIN == op || MPI_MAX == op;
+    int logic = MPI_LAND == op || MPI_LOR == op || MPI_LXOR == op;
+    int bits = MPI_BAND == op || MPI_BOR == op || MPI_BXOR == op;
+    switch (k) {
+    case K_SINT:
+    case K_UINT: return arith || order || logic || bits;
+    case K_FLOAT:
+    case K_LDOUBLE: return arith || order;
+    case K_BOOL: return logic;
+    case K_BYTE: return bits;
+    case K_CPLX: return arith;
+    case K_PAIR: return MPI_MINLOC == op || MPI_MAXLOC == op;
+    }
+    return 0;
+}
+
+static void fill_typed(const ttype_t *ty, MPI_Op op, unsigned char *b, int s, int n)
+{
+    memset(b, 0, (size_t)n * ty->size);
+    for (int i = 0; i < n; i++) ty->set(b + (size_t)i * ty->size, input(op, ty->kind, s, i), s);
+}
+
+/* the reference by MPI_Reduce_local over the inputs of ranks [0, upto):
+ * x_0 op (x_1 op (... x_{upto-1})) */
+static void one_typed(const run_t *t, const ttype_t *ty, MPI_Op op, const char *opname)
+{
+    size_t len = (size_t)t->n * ty->size;
+    unsigned char *in = malloc(len), *out = malloc(len), *ref = malloc(len), *x = malloc(len);
+    fill_typed(ty, op, in, t->me, t->n);
+    memset(out, 0, len);
+    prefix(t, in, out, t->n, ty->dt, op);
+    int up = upto(t);
+    if (up > 0) {
+        fill_typed(ty, op, ref, up - 1, t->n);
+        for (int s = up - 2; s >= 0; s--) {
+            fill_typed(ty, op, x, s, t->n);
+            MPI_Reduce_local(x, ref, t->n, ty->dt, op);
+        }
+        long bad = 0;
+        int first = -1;
+        for (int i = 0; i < t->n; i++)
+            if (!ty->eq(out + (size_t)i * ty->size, ref + (size_t)i * ty->size) && 0 == bad++) first = i;
+        mt_check(0 == bad, "%sscan %s %s: P=%d rank=%d n=%d: %ld wrong, the first at %d",
+                 t->ex ? "ex" : "", ty->name, opname, t->P, t->me, t->n, bad, first);
+    }
+    free(in);
+    free(out);
+    free(ref);
+    free(x);
+}
+
+static void predefined(const run_t *t)
+{
+    const MPI_Op ops[] = { MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR,
+                           MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC };
+    const char *names[] = { "SUM", "PROD", "MIN", "MAX", "LAND", "LOR",
+                            "LXOR", "BAND", "BOR", "BXOR", "MINLOC", "MAXLOC" };
+    for (int k = 0; NULL != ttypes(k).name; k++) {
+        ttype_t ty = ttypes(k);
+        for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+            if (allowed(ty.kind, ops[o])) one_typed(t, &ty, ops[o], names[o]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -205,6 +391,7 @@ int main(int argc, char **argv)
                 plain(&t, len);
                 pairs_and_user_op(&t, len);
                 requests(&t, len);
+                if (c < 2 && (1 == t.n || t.P + 1 == t.n || 1000 == t.n)) predefined(&t);
             }
     mt_comms_free(comms);
     return mt_finish("mpi_scan");
