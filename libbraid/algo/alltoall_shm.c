@@ -6,6 +6,9 @@
  *   single copy:                   steps: 2   bytes: each rank reads
  *                                  (P - 1) S straight from the others'
  *                                  send buffers, one system call each
+ *   single copy in place:          steps: P + 1 (pairwise)   bytes: each
+ *                                  rank reads (P - 1) S and copies them
+ *                                  from one block of scratch into place
  * (S = one block.)
  *
  * Cells: every rank writes its P blocks into its slot; rank r then copies
@@ -24,7 +27,9 @@
  * own so that P readers do not all queue on rank 0, and returns only when
  * every rank is done reading (its buffer may change after that). In place
  * the send buffer is the receive buffer this rank overwrites while the
- * others read it, so a copy in scratch (slot 0) is published instead.
+ * others read it: the ranks swap blocks pairwise (braid_shm_swap), each
+ * overwriting its block for q once q has read it, through one block of
+ * scratch (slot 0) rather than a published copy of all P.
  * The dispatch's fit_shm asks the same of the segment (braid_shm_spanned,
  * or a reader), so a call that fits neither way gets a message algorithm.
  */
@@ -35,28 +40,55 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
+/* In place by single copy (braid_shm_swap): rank q's block for this rank
+ * lies at block `me` of the buffer q published. */
+typedef struct a2a_swap {
+    braid_shm_t *s;
+    uint64_t seq;
+    unsigned char *rbuf;
+    size_t bytes;
+} a2a_swap_t;
+
+static char *swap_dst(void *arg, int q, size_t *bytes)
+{
+    a2a_swap_t *w = arg;
+    *bytes = w->bytes;
+    return (char *)w->rbuf + (size_t)q * w->bytes;
+}
+
+static int swap_take(void *arg, int q, char *into, size_t bytes)
+{
+    a2a_swap_t *w = arg;
+    return w->s->read(w->s->read_arg, q, into,
+                      braid_shm_addr(w->s, w->seq, q) + (uint64_t)w->s->rank * bytes, bytes);
+}
+
 static int alltoall_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
                            size_t bytes, const unsigned char *in)
 {
     int P = c->size, me = c->rank;
     unsigned char *out = a->rbuf;
-    if (NULL == a->sbuf) {
-        unsigned char *copy = braid_scratch_get(a->scratch, 0, (size_t)P * bytes);
-        if (NULL != copy) memcpy(copy, in, (size_t)P * bytes);
-        in = copy;   /* NULL: published anyway, the readers fail */
-    }
     uint64_t seq = braid_shm_begin(s);
-    const void *pub = NULL == in ? NULL : braid_shm_expose(s, in, (size_t)P * bytes, a->scratch);
+    const void *pub = braid_shm_expose(s, in, (size_t)P * bytes, a->scratch);
     braid_shm_publish_addr(s, seq, pub);
     braid_shm_wait_all(s, seq);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
+    if (NULL == a->sbuf) {
+        /* in place: every rank swaps (its own block is where it belongs) */
+        a2a_swap_t arg = { s, seq, out, bytes };
+        braid_shm_swap_t w = { swap_dst, swap_take, &arg, pub == in };
+        int src = braid_shm_swap(s, seq, &w, braid_scratch_get(a->scratch, 0, bytes));
+        braid_shm_done(s, seq);
+        /* a published copy: read in the readers' own rounds, not waited for */
+        if (!w.live) braid_shm_wait_all_done(s, seq);
+        return BRAID_OK != rc ? rc : src;
+    }
     for (int i = 1; i < P && BRAID_OK == rc; i++) {
         int r = (me + i) % P;
         rc = s->read(s->read_arg, r, out + (size_t)r * bytes,
                      braid_shm_addr(s, seq, r) + (uint64_t)me * bytes, bytes);
     }
-    if (NULL != in && in + (size_t)me * bytes != out + (size_t)me * bytes)
-        memcpy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
+    memcpy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
     braid_shm_done(s, seq);
     braid_shm_wait_all_done(s, seq);
     return rc;

@@ -12,13 +12,39 @@
  * partner to send to and one to receive from per step, as alltoall's
  * pairwise. Both ends of a pair know the block's size, so an empty block
  * is neither sent nor received. In place (sbuf NULL) the input is rbuf
- * in the receive layout, copied first to scratch (slot 0): a block
- * received in step k lands where a block not yet sent may lie.
+ * in the receive layout, and a block received must not land on one still
+ * to be sent: the ranks swap blocks pairwise (in_place, below), the same
+ * messages in P rounds, through one block of scratch.
  */
 #include <string.h>
 
 #include "braid_cost.h"
 #include "braid_registry.h"
+
+/* In place: round k = 0..P-1 pairs r with q = (k - r) mod P both ways (the
+ * pairing is symmetric; r's own round is idle). MPI makes the pair's blocks
+ * the same size (rcounts[q] at r is rcounts[r] at q), so r's block for q
+ * goes to scratch and q's arrives in its place: one block of scratch, the
+ * largest. */
+static int in_place(braid_comm_t *c, const braid_coll_args_t *a)
+{
+    int P = c->size, r = c->rank;
+    size_t es = a->esize, most = 0;
+    for (int q = 0; q < P; q++)
+        if (q != r && a->rcounts[q] * es > most) most = a->rcounts[q] * es;
+    char *tmp = braid_scratch_get(a->scratch, 0, most);
+    if (NULL == tmp) return BRAID_ERR_NOMEM;
+    for (int k = 0; k < P; k++) {
+        int q = (k - r + P) % P;
+        size_t n = a->rcounts[q] * es;
+        if (q == r || 0 == n) continue;
+        char *block = (char *)a->rbuf + a->displs[q] * es;
+        memcpy(tmp, block, n);
+        int rc = braid_sendrecv(c, q, (braid_step_t)k, tmp, n, q, (braid_step_t)k, block, n);
+        if (BRAID_OK != rc) return rc;
+    }
+    return BRAID_OK;
+}
 
 int braid_alltoallv_pairwise(braid_comm_t *c, const braid_coll_args_t *a)
 {
@@ -27,18 +53,7 @@ int braid_alltoallv_pairwise(braid_comm_t *c, const braid_coll_args_t *a)
     char *out = a->rbuf;
     const char *in = a->sbuf;
     const size_t *sc = a->scounts, *sd = a->sdispls;
-    if (NULL == in) {
-        /* the input in the receive layout: copy the span it covers */
-        size_t span = 0;
-        for (int q = 0; q < P; q++)
-            if (a->rcounts[q] && a->displs[q] + a->rcounts[q] > span) span = a->displs[q] + a->rcounts[q];
-        char *copy = braid_scratch_get(a->scratch, 0, span * es);
-        if (NULL == copy && span) return BRAID_ERR_NOMEM;
-        if (span) memcpy(copy, out, span * es);
-        in = copy;
-        sc = a->rcounts;
-        sd = a->displs;
-    }
+    if (NULL == in) return in_place(c, a);
     if (sc[r]) memmove(out + a->displs[r] * es, in + sd[r] * es, sc[r] * es);
     for (int k = 1; k < P; k++) {
         int to = (r + k) % P, from = (r - k + P) % P;

@@ -43,9 +43,11 @@
 #include "braid_shm.h"
 
 enum { WAY_NONE = 0, WAY_CELLS = 1, WAY_DIRECT = 2 };
-/* the way word: the way in its low byte, the cells the owner's stream
- * spans (WAY_CELLS) above */
-#define WAY_MASK 0xffu
+/* the way word: the way in its low bits, WAY_LIVE with WAY_DIRECT in place
+ * when the others read the owner's receive buffer itself, the cells the
+ * owner's stream spans (WAY_CELLS) above */
+#define WAY_MASK 0x7fu
+#define WAY_LIVE 0x80u
 #define WAY_SPAN_SHIFT 8
 
 /* Single copy only for an owner sending the others more than this: below
@@ -132,14 +134,10 @@ static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_s
     }
     uint64_t way = choose_way(c, s, head + others, others, &k);
     const char *base = in->buf;
-    if (WAY_DIRECT == way && NULL == a->sbuf) {
-        /* in place: rbuf changes while the others read it */
-        char *copy = braid_scratch_get(a->scratch, 0, span * es);
-        if (NULL != copy) memcpy(copy, base, span * es);
-        base = copy;
-    }
-    if (WAY_DIRECT == way && NULL != base) base = braid_shm_expose(s, base, span * es, a->scratch);
+    if (WAY_DIRECT == way) base = braid_shm_expose(s, base, span * es, a->scratch);
     if (WAY_DIRECT == way && NULL == base && span) way = WAY_NONE;
+    /* in place, the others read rbuf itself: the call swaps (swap_in_place) */
+    if (WAY_DIRECT == way && base == in->buf && NULL == a->sbuf) way |= WAY_LIVE;
     if (WAY_CELLS != way) k = 1;
     for (int j = 0; j < k; j++) braid_shm_claim(s, first + (uint64_t)j);
     uint64_t word = way | (uint64_t)k << WAY_SPAN_SHIFT, off = head;
@@ -165,6 +163,51 @@ static uint64_t word_of(const braid_shm_t *s, uint64_t first, int q)
     return w;
 }
 
+/* q's block for this rank, out of q's stream (cells) or q's memory */
+static int take_block(braid_shm_t *s, uint64_t first, int q, char *into, size_t n)
+{
+    stream_t theirs = stream_of(s, first, q);
+    uint64_t at, w = word_of(s, first, q);
+    memcpy(&at, theirs.slot + (size_t)(s->rank + 1) * sizeof(uint64_t), sizeof at);
+    if (WAY_CELLS != (w & WAY_MASK)) return s->read(s->read_arg, q, into, at, n);
+    /* the owner's later cells, one by one (arriving at the first says
+     * nothing of them) */
+    for (int j = 1; j < (int)(w >> WAY_SPAN_SHIFT); j++) braid_shm_wait_one(s, first + (uint64_t)j, q);
+    stream_get(&theirs, at, into, n);
+    return BRAID_OK;
+}
+
+/* In place with single copy: braid_shm_swap, each rank's blocks at its
+ * receive displacements */
+typedef struct v_swap {
+    braid_shm_t *s;
+    uint64_t first;
+    const braid_coll_args_t *a;
+} v_swap_t;
+
+static char *swap_dst(void *arg, int q, size_t *bytes)
+{
+    const v_swap_t *w = arg;
+    *bytes = w->a->rcounts[q] * w->a->esize;
+    return (char *)w->a->rbuf + w->a->displs[q] * w->a->esize;
+}
+
+static int swap_take(void *arg, int q, char *into, size_t n)
+{
+    const v_swap_t *w = arg;
+    return take_block(w->s, w->first, q, into, n);
+}
+
+static int swap_in_place(braid_shm_t *s, uint64_t first, const braid_coll_args_t *a, uint64_t mine)
+{
+    size_t most = 0;
+    for (int q = 0; q < s->size; q++)
+        if (q != s->rank && a->rcounts[q] * a->esize > most) most = a->rcounts[q] * a->esize;
+    v_swap_t arg = { s, first, a };
+    braid_shm_swap_t w = { swap_dst, swap_take, &arg, 0 != (mine & WAY_LIVE) };
+    return braid_shm_swap(s, s->seq, &w, braid_scratch_get(a->scratch, 0, most));
+}
+
 int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank;
@@ -176,38 +219,34 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     uint64_t first = braid_shm_begin(s);
     uint64_t mine = fill_stream(c, a, s, first, &in);
     braid_shm_wait_all(s, first);
-    bool all = true, direct = false;
+    bool all = true, direct = false, live = false;
     int cells = 1;   /* the most any owner's stream spans: every rank numbers that many */
     for (int q = 0; q < P; q++) {
         uint64_t w = word_of(s, first, q);
         all = all && WAY_NONE != (w & WAY_MASK);
         direct = direct || WAY_DIRECT == (w & WAY_MASK);
+        live = live || 0 != (w & WAY_LIVE);
         if ((int)(w >> WAY_SPAN_SHIFT) > cells) cells = (int)(w >> WAY_SPAN_SHIFT);
     }
     s->seq = first + (uint64_t)cells - 1;
     int rc = BRAID_OK;
+    if (all && live) {
+        rc = swap_in_place(s, first, a, mine);
+        braid_shm_done(s, s->seq);
+        /* a published copy: read in the readers' own rounds, not waited for */
+        if (WAY_DIRECT == (mine & WAY_MASK) && 0 == (mine & WAY_LIVE)) braid_shm_wait_all_done(s, first);
+        return rc;
+    }
     /* its own block: in place it is where it belongs already */
     if (all && NULL != a->sbuf && a->rcounts[me])
         memcpy((char *)a->rbuf + a->displs[me] * es, in.buf + in.displs[me] * es, a->rcounts[me] * es);
     for (int i = 1; i < P && all && BRAID_OK == rc; i++) {
         int q = (me + i) % P;
         size_t n = a->rcounts[q] * es;
-        if (0 == n) continue;
-        stream_t theirs = stream_of(s, first, q);
-        uint64_t at, w = word_of(s, first, q);
-        char *dst = (char *)a->rbuf + a->displs[q] * es;
-        memcpy(&at, theirs.slot + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
-        if (WAY_CELLS == (w & WAY_MASK)) {
-            /* the owner's later cells, one by one (arriving at the first
-             * says nothing of them) */
-            for (int j = 1; j < (int)(w >> WAY_SPAN_SHIFT); j++) braid_shm_wait_one(s, first + (uint64_t)j, q);
-            stream_get(&theirs, at, dst, n);
-        } else {
-            rc = s->read(s->read_arg, q, dst, at, n);
-        }
+        if (n) rc = take_block(s, first, q, (char *)a->rbuf + a->displs[q] * es, n);
     }
     braid_shm_done(s, s->seq);
-    if (direct && WAY_DIRECT == mine) braid_shm_wait_all_done(s, first);
+    if (direct && WAY_DIRECT == (mine & WAY_MASK)) braid_shm_wait_all_done(s, first);
     if (!all) return braid_alltoallv_pairwise(c, a);
     return rc;
 }

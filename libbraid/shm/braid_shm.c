@@ -22,6 +22,7 @@ typedef struct shm_header {
 typedef struct shm_ctrl {
     _Atomic uint64_t done;
     _Atomic uint64_t words[BRAID_SHM_WORDS];
+    _Atomic uint64_t round;   /* braid_shm_swap: round_mark() of the last round taken */
 } shm_ctrl_t;
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -151,6 +152,29 @@ void braid_shm_wait_all_done(braid_shm_t *s, uint64_t seq)
         if (r != s->rank) braid_shm_wait_done(s, seq, r);
     /* this rank is done too (its caller said so first) */
     if (seq > s->safe) s->safe = seq;
+}
+
+/* Round k of call seq as one number that grows from call to call and
+ * round to round (k < P <= BRAID_SHM_MAX_P). */
+static uint64_t round_mark(uint64_t seq, int k) { return seq * 2 * BRAID_SHM_MAX_P + (uint64_t)k + 1; }
+
+int braid_shm_swap(braid_shm_t *s, uint64_t seq, const braid_shm_swap_t *w, char *tmp)
+{
+    int P = s->size, me = s->rank, rc = BRAID_OK;
+    for (int k = 0; k < P; k++) {
+        int q = (k - me + P) % P;
+        size_t n = 0;
+        char *dst = q == me ? NULL : w->dst(w->arg, q, &n);
+        char *into = w->live ? tmp : dst;
+        if (n && BRAID_OK == rc) rc = NULL == into ? BRAID_ERR_NOMEM : w->take(w->arg, q, into, n);
+        atomic_store_explicit(&ctrl(s, me)->round, round_mark(seq, k), memory_order_release);
+        if (!w->live || 0 == n) continue;
+        _Atomic uint64_t *f = &ctrl(s, q)->round;
+        unsigned turn = 0;
+        while (atomic_load_explicit(f, memory_order_acquire) < round_mark(seq, k)) wait_turn(s, &turn);
+        if (BRAID_OK == rc) memcpy(dst, tmp, n);
+    }
+    return rc;
 }
 
 void braid_shm_wait_one(braid_shm_t *s, uint64_t seq, int r)

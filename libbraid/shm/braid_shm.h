@@ -10,6 +10,8 @@
  *   header   magic, P, ncells, slot_bytes (written once by the creator)
  *   ctrl[P]  one line per rank, written only by that rank:
  *              done    the last call it finished (reading included)
+ *              round   the last round of an in-place swap it finished
+ *                      (braid_shm_swap)
  *              words   BRAID_SHM_WORDS values the glue publishes for
  *                      its peers once, at set-up (the single-copy
  *                      reader's process id and probe address)
@@ -221,6 +223,27 @@ void braid_shm_done(braid_shm_t *s, uint64_t seq);
  * what a rank whose buffer the others read waits for before returning. */
 void braid_shm_wait_done(braid_shm_t *s, uint64_t seq, int r);
 void braid_shm_wait_all_done(braid_shm_t *s, uint64_t seq);
+
+/* In-place single copy (alltoall and alltoallv with MPI_IN_PLACE): a rank's
+ * block for q lies where q's block for it goes, so it may overwrite it only
+ * once q has read it. Instead of publishing a copy of its whole input, each
+ * rank swaps with one partner per round: P rounds within call seq (whose
+ * cells hold what the takes read: finish the call, braid_shm_done, only
+ * after the rounds). Round k pairs this rank r with q = (k - r) mod P (the
+ * pairing is symmetric; r's own round is idle): r takes q's block for it
+ * (w->take), says so, and when w->live (the others read r's blocks from
+ * its receive buffer) waits until q has said so too before it copies the
+ * block from tmp into place (w->dst); not live, the take writes straight
+ * into place. tmp: the largest block (NULL only where every block is
+ * empty). The first code a take returned, or BRAID_ERR_NOMEM; the rounds
+ * run to the end either way, so no rank waits for ever. */
+typedef struct braid_shm_swap {
+    char *(*dst)(void *arg, int q, size_t *bytes);          /* where q's block goes, its bytes */
+    int (*take)(void *arg, int q, char *into, size_t bytes); /* q's block for this rank, into `into` */
+    void *arg;
+    bool live;
+} braid_shm_swap_t;
+int braid_shm_swap(braid_shm_t *s, uint64_t seq, const braid_shm_swap_t *w, char *tmp);
 
 /* Single copy: publish the address of this rank's buffer for call seq
  * (claim + address into the slot + arrive), and read rank r's. */

@@ -129,10 +129,12 @@ static inline int strict_unwrap(braid_comm_t *c, strict_state_t *s)
 }
 
 /* Run fn as this rank of c on a fresh scratch cache (failing allocations
- * when fail_alloc is set), under the strict checker: returns fn's code and
- * stores the number of buffer-reuse violations in *violations. */
-static inline int strict_run(braid_comm_t *c, braid_algo_fn_t fn, braid_coll_args_t *a,
-                             int fail_alloc, int *violations)
+ * when fail_alloc is set), under the strict checker: returns fn's code,
+ * stores the number of buffer-reuse violations in *violations and, when
+ * scratch_bytes is not NULL, the bytes of scratch fn left allocated (the
+ * cache keeps every slot at its largest size). */
+static inline int strict_run_counted(braid_comm_t *c, braid_algo_fn_t fn, braid_coll_args_t *a,
+                                     int fail_alloc, int *violations, size_t *scratch_bytes)
 {
     braid_scratch_t scratch;
     memset(&scratch, 0, sizeof scratch);
@@ -142,9 +144,19 @@ static inline int strict_run(braid_comm_t *c, braid_algo_fn_t fn, braid_coll_arg
     strict_wrap(c, &strict);
     int rc = fn(c, a);
     *violations = strict_unwrap(c, &strict);
+    if (NULL != scratch_bytes) {
+        *scratch_bytes = 0;
+        for (int i = 0; i < BRAID_SCRATCH_SLOTS; i++) *scratch_bytes += scratch.len[i];
+    }
     braid_scratch_release(&scratch);
     a->scratch = NULL;
     return rc;
+}
+
+static inline int strict_run(braid_comm_t *c, braid_algo_fn_t fn, braid_coll_args_t *a,
+                             int fail_alloc, int *violations)
+{
+    return strict_run_counted(c, fn, a, fail_alloc, violations, NULL);
 }
 
 #endif

@@ -3,14 +3,15 @@
  * (braid_registry.h) over the in-process transport (harness: unit_coll.h),
  * every rank under the strict transport.
  *
- * values, every algorithm, P = 1..64: blocks of {0, 1, 2, 3, 1001} elements
+ * values, every algorithm, P = 1..64: blocks of {0, 1, 2, 3, 5, 1001} elements
  * of 8 and 32 bytes up to P = 16 ({1, 2, 3} beyond), in place and not; every
  * rank's whole receive buffer against the block each rank sent it (shm:
  * through one cell, blocks spanning several, and single copy).
  *
  * contracts, every run: messages and bytes of each rank against the
  * algorithm's model (pairwise: one message to each other rank; bruck: one
- * message per step k, the blocks whose index has bit k set).
+ * message per step k, the blocks whose index has bit k set); pairwise and
+ * shm in place use one block of scratch per rank.
  */
 #include "unit_coll.h"
 
@@ -41,11 +42,21 @@ static unit_traffic_t model_bruck(const unit_run_t *R, int r)
     return t;
 }
 
+static size_t one_block(const unit_run_t *R, int r)
+{
+    (void)r;
+    return block_bytes(R);
+}
+
+/* in place: one block of scratch, whether the blocks go by messages or by
+ * single copy (the cells hold their own copy and take none) */
+static void swap_scratch(const unit_run_t *R) { unit_check_swap_scratch(R, one_block); }
+
 /* by registry id; every algorithm has a row (unit_contract_of) */
 static const unit_contract_t contracts[BRAID_ALLTOALL_NALGS] = {
-    [BRAID_ALLTOALL_PAIRWISE] = { model_pairwise, NULL },
+    [BRAID_ALLTOALL_PAIRWISE] = { model_pairwise, swap_scratch },
     [BRAID_ALLTOALL_BRUCK] = { model_bruck, NULL },
-    [BRAID_ALLTOALL_SHM] = { unit_model_silent, NULL, NULL },
+    [BRAID_ALLTOALL_SHM] = { unit_model_silent, swap_scratch, NULL },
 };
 
 START_TEST(values)
@@ -55,10 +66,11 @@ START_TEST(values)
      * that holds the case); 3, a slot of half the case, the blocks span
      * two cells; 1, single copy at any size (threshold 0); 1001, above the
      * 16 KiB slots: the blocks span the 3 cells at small P, single copy
-     * beyond */
-    size_t counts[] = { 0, 1, 3, 1001, 2 };
-    for (int ci = 0; ci < 5; ci++) {
-        if (P > 16 && (ci == 0 || ci == 3)) continue;
+     * beyond; 5, single copy of buffers the reader refuses (published as
+     * copies) */
+    size_t counts[] = { 0, 1, 3, 1001, 2, 5 };
+    for (int ci = 0; ci < 6; ci++) {
+        if (P > 16 && (ci == 0 || ci == 3 || ci == 5)) continue;
         for (int ip = 0; ip < 2; ip++) {
             unit_case_t k = { .count = counts[ci], .esize = (ci + ip) % 2 ? 32 : 8, .in_place = ip };
             unit_run_check(unit_run_new(COLL, alg, P, &k), true, contracts, BRAID_ALLTOALL_NALGS);

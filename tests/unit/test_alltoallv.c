@@ -5,20 +5,22 @@
  *
  * values, every algorithm, P = 1..64: rank s sends rank d 0 to 1.5 n
  * elements (one pair in four empty; symmetric in place, as MPI requires),
- * n in {0, 1, 2, 3, 40, 1000} (P > 16: {1, 2, 3}), 8 and 32 bytes per
+ * n in {0, 1, 2, 3, 40, 1000, 1005} (P > 16: {1, 2, 3}), 8 and 32 bytes per
  * element, in place and not; blocks sent in reverse order with gaps and
  * received in order with other gaps (unit_run_new); every rank's whole
  * receive buffer checked: each block at its place, the gaps untouched.
  * shm runs on slots that hold every rank's blocks, on slots too small
  * for some with a single-copy reader (n = 40, 1000: a rank's blocks span
  * up to the 3 cells, beyond them a reader takes them above 8 KiB; ranks of
- * both ways in one call), and (n % 4 == 3) on slots of a quarter of the
+ * both ways in one call; 1005: buffers the reader refuses, published as
+ * copies), and (n % 4 == 3) on slots of a quarter of the
  * largest rank's blocks without one, where every rank must agree to run
  * pairwise.
  *
  * contracts, every run: pairwise sends each non-empty block once; shm
  * sends nothing when every rank's blocks fit its slots of the cells or a
- * reader takes them, else pairwise's.
+ * reader takes them, else pairwise's; in place both use at most a rank's
+ * largest block of scratch (a pair's swap).
  */
 #include "unit_coll.h"
 
@@ -61,18 +63,29 @@ static unit_traffic_t model_shm(const unit_run_t *R, int r)
     return every_rank_has_a_way(R) ? none : model_pairwise(R, r);
 }
 
+/* rank r's largest block for another rank */
+static size_t largest_block(const unit_run_t *R, int r)
+{
+    size_t most = 0;
+    for (int d = 0; d < R->P; d++)
+        if (d != r && R->av[0][r * R->P + d] * R->args.esize > most) most = R->av[0][r * R->P + d] * R->args.esize;
+    return most;
+}
+
+static void swap_scratch(const unit_run_t *R) { unit_check_swap_scratch(R, largest_block); }
+
 /* by registry id; every algorithm has a row (unit_contract_of) */
 static const unit_contract_t contracts[BRAID_ALLTOALLV_NALGS] = {
-    [BRAID_ALLTOALLV_PAIRWISE] = { model_pairwise, NULL, NULL },
-    [BRAID_ALLTOALLV_SHM] = { model_shm, NULL, NULL },
+    [BRAID_ALLTOALLV_PAIRWISE] = { model_pairwise, swap_scratch, NULL },
+    [BRAID_ALLTOALLV_SHM] = { model_shm, swap_scratch, NULL },
 };
 
 START_TEST(values)
 {
     int alg = unit_loop_alg(COLL, _i, unit_np(MAX_P)), P = 1 + unit_loop_index(_i, unit_np(MAX_P));
     if (P > 16 && !unit_in_p_list(P)) return;
-    size_t counts[] = { 0, 1, 2, 3, 40, 1000 };
-    for (int ci = 0; ci < 6; ci++) {
+    size_t counts[] = { 0, 1, 2, 3, 40, 1000, 1005 };
+    for (int ci = 0; ci < 7; ci++) {
         if (P > 16 && (0 == ci || ci > 3)) continue;
         for (int ip = 0; ip < 2; ip++) {
             unit_case_t k = { .count = counts[ci], .esize = (ci + ip) % 2 ? 32 : 8, .in_place = ip };

@@ -253,6 +253,7 @@ typedef struct unit_run {
     /* results */
     int rc[UNIT_MAX_P];
     int violations[UNIT_MAX_P];     /* strict_transport.h */
+    size_t scratch[UNIT_MAX_P];     /* scratch bytes each rank used (strict_run only) */
     braid_stats_t *stats;           /* P entries */
     char what[200];                 /* the run, for failure messages */
 } unit_run_t;
@@ -635,7 +636,8 @@ static int unit_rank_body(braid_comm_t *c, void *p)
     }
     braid_coll_args_t a = unit_rank_args(R, c->rank);
     int rc = R->rank_fn ? R->rank_fn(R, c, &a)
-                        : strict_run(c, R->fn, &a, R->fail_alloc, &R->violations[c->rank]);
+                        : strict_run_counted(c, R->fn, &a, R->fail_alloc, &R->violations[c->rank],
+                                             &R->scratch[c->rank]);
     R->rc[c->rank] = rc;
     /* UNSUPPORTED is reported through R->rc only, so the run is not an error */
     return BRAID_ERR_UNSUPPORTED == rc ? BRAID_OK : rc;
@@ -984,6 +986,24 @@ static inline const unit_contract_t *unit_contract_of(braid_coll_t coll, int alg
                   "bounds, or values_only with the reason", braid_coll_name(coll),
                   braid_alg_name(coll, alg));
     return c;
+}
+
+/* In place (alltoall, alltoallv): every rank's scratch at most its largest
+ * block for another rank, most(R, r) bytes, as braid_scratch_get rounds it,
+ * and nothing else: the ranks swap a pair's blocks through it rather than
+ * copy their whole input. Not checked where the reader refuses the buffers
+ * (shm_driver_mem), whose copy to readable memory is the whole input. */
+static inline void unit_check_swap_scratch(const unit_run_t *R, size_t (*most)(const unit_run_t *, int))
+{
+    if (!R->k.in_place || R->shm_driver_mem) return;
+    int over = 0, first = -1;
+    for (int r = 0; r < R->P; r++) {
+        size_t limit = (most(R, r) + 63) / 64 * 64;
+        if (R->scratch[r] > (limit ? limit : 64) && first < 0) first = r;
+        over += R->scratch[r] > (limit ? limit : 64);
+    }
+    ck_assert_msg(0 == over, "%s: %d ranks used more scratch than one block in place (rank %d: %zu bytes, its largest block %zu)",
+                  R->what, over, first, first < 0 ? 0 : R->scratch[first], first < 0 ? 0 : most(R, first));
 }
 
 static inline void unit_check_contract(const unit_run_t *R, const unit_contract_t *table, int n)
