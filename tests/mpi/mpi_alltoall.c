@@ -9,9 +9,10 @@
  *   - a strided send type (every other int of a vector) against
  *     contiguous ints, and contiguous ints against a strided receive type
  *     whose holes must keep their values;
- *   - MPI_Ialltoall: three outstanding at once on one communicator, waited
- *     for in reverse order;
- *   - MPI_Alltoall_init: started three times with new values, freed.
+ *   - MPI_Ialltoall: three outstanding at once on one communicator (the
+ *     middle one in place), waited for in reverse order;
+ *   - MPI_Alltoall_init, not in place and in place: each started three
+ *     times with new values, freed.
  * Every element of every receive buffer is checked, and the send buffers
  * are checked untouched.
  */
@@ -85,7 +86,9 @@ static void run(MPI_Comm comm, int n)
         sb[k] = malloc(len * sizeof(int));
         rb[k] = malloc(len * sizeof(int));
         fill(sb[k], P, me, n, 1, 10 + k);
-        MPI_Ialltoall(sb[k], n, MPI_INT, rb[k], n, MPI_INT, comm, &req[k]);
+        if (1 == k) fill(rb[k], P, me, n, 1, 10 + k);   /* the middle one in place */
+        MPI_Ialltoall(1 == k ? MPI_IN_PLACE : sb[k], 1 == k ? 0 : n, 1 == k ? MPI_DATATYPE_NULL : MPI_INT,
+                      rb[k], n, MPI_INT, comm, &req[k]);
     }
     for (int k = 2; k >= 0; k--) {
         MPI_Wait(&req[k], MPI_STATUS_IGNORE);
@@ -100,6 +103,15 @@ static void run(MPI_Comm comm, int n)
         MPI_Start(&preq);
         MPI_Wait(&preq, MPI_STATUS_IGNORE);
         check(rb[0], P, me, n, 1, 20 + round, "alltoall_init");
+    }
+    MPI_Request_free(&preq);
+    /* persistent in place */
+    Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rb[1], n, MPI_INT, comm, MPI_INFO_NULL, &preq);
+    for (int round = 0; round < 3; round++) {
+        fill(rb[1], P, me, n, 1, 30 + round);
+        MPI_Start(&preq);
+        MPI_Wait(&preq, MPI_STATUS_IGNORE);
+        check(rb[1], P, me, n, 1, 30 + round, "alltoall_init in place");
     }
     MPI_Request_free(&preq);
     for (int k = 0; k < 3; k++) {

@@ -17,10 +17,13 @@
  *     ints: displacements count pairs of ints) whose holes must keep
  *     their values, and a strided send type against contiguous ints;
  *   - three MPI_Ialltoallv outstanding at once, waited for in reverse;
- *   - MPI_Alltoallv_init started three times with new values, freed.
+ *   - MPI_Alltoallv_init started three times with new values, freed;
+ *   the last two also in place (every request of the symmetric counts).
  * Every block is checked at its displacement, every gap and hole keeps -7,
  * and the send buffers are checked untouched.
  */
+#include <stdbool.h>
+
 #include "mpi_test_common.h"
 #include "mpi_persistent.h"
 
@@ -141,33 +144,46 @@ static void blocking(const run_t *t, int *s, int *r, int *s0)
     unchanged(t, s, s0, 2 * t->sspan, "alltoallv, strided send type");
 }
 
+/* this request's input: sb, or (in place, the symmetric counts) rb in
+ * the receive layout */
+static void input(const run_t *t, int *sb, int *rb, int salt)
+{
+    clear(rb, t->rspan);
+    if (2 == t->pattern) {
+        fill(t, rb, t->rc, t->rd, 1, salt);
+        return;
+    }
+    clear(sb, t->sspan);
+    fill(t, sb, t->sc, t->sd, 1, salt);
+}
+
 static void requests(const run_t *t)
 {
     int *sb[3], *rb[3];
     MPI_Request req[3];
+    bool ip = 2 == t->pattern;
+    const void *in[3];
     for (int k = 0; k < 3; k++) {
         sb[k] = malloc(t->sspan * sizeof(int));
         rb[k] = malloc(t->rspan * sizeof(int));
+        in[k] = ip ? MPI_IN_PLACE : sb[k];
     }
+    MPI_Datatype stype = ip ? MPI_DATATYPE_NULL : MPI_INT;
     for (int k = 0; k < 3; k++) {
-        clear(sb[k], t->sspan);
-        fill(t, sb[k], t->sc, t->sd, 1, 10 + k);
-        clear(rb[k], t->rspan);
-        MPI_Ialltoallv(sb[k], t->sc, t->sd, MPI_INT, rb[k], t->rc, t->rd, MPI_INT, t->comm, &req[k]);
+        input(t, sb[k], rb[k], 10 + k);
+        MPI_Ialltoallv(in[k], t->sc, t->sd, stype, rb[k], t->rc, t->rd, MPI_INT, t->comm, &req[k]);
     }
     for (int k = 2; k >= 0; k--) {
         MPI_Wait(&req[k], MPI_STATUS_IGNORE);
-        check_all(t, rb[k], 1, 10 + k, "ialltoallv");
+        check_all(t, rb[k], 1, 10 + k, ip ? "ialltoallv in place" : "ialltoallv");
     }
     MPI_Request preq;
-    Alltoallv_init(sb[0], t->sc, t->sd, MPI_INT, rb[0], t->rc, t->rd, MPI_INT, t->comm, MPI_INFO_NULL,
-                   &preq);
+    Alltoallv_init(in[0], t->sc, t->sd, stype, rb[0], t->rc, t->rd, MPI_INT, t->comm, MPI_INFO_NULL, &preq);
     for (int round = 0; round < 3; round++) {
-        fill(t, sb[0], t->sc, t->sd, 1, 20 + round);
-        clear(rb[0], t->rspan);
+        input(t, sb[0], rb[0], 20 + round);
         MPI_Start(&preq);
         MPI_Wait(&preq, MPI_STATUS_IGNORE);
-        check_all(t, rb[0], 1, 20 + round, "alltoallv_init");
+        check_all(t, rb[0], 1, 20 + round, ip ? "alltoallv_init in place" : "alltoallv_init");
     }
     MPI_Request_free(&preq);
     for (int k = 0; k < 3; k++) {
@@ -191,7 +207,7 @@ static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
         int *s = malloc(2 * t.sspan * sizeof(int)), *s0 = malloc(2 * t.sspan * sizeof(int));
         int *r = malloc(2 * t.rspan * sizeof(int));
         blocking(&t, s, r, s0);
-        if (2 != t.pattern) requests(&t);
+        requests(&t);
         free(s);
         free(s0);
         free(r);
