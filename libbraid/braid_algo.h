@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -273,6 +274,22 @@ static inline size_t braid_block_count(size_t count, int n, int i)
 
 /* Copy sbuf to rbuf unless in place (sbuf == NULL or sbuf == rbuf). */
 void braid_copy_input(const braid_coll_args_t *a, size_t bytes);
+
+/* memcpy of a block of data, in pieces of at most BRAID_COPY_PIECE bytes.
+ * One memcpy of a large block is one `rep movsb` in glibc (up to its
+ * non-temporal threshold, 127 MiB on the AMD EPYC VM), which ran 4x slower
+ * there than the same bytes in 256 KiB calls when the lines had just been
+ * written by the kernel's cross-memory copy and read by another core: a
+ * 1 MiB block in place took 123-139 us against 29-30
+ * (docs/BENCHMARKS.md, alltoall in place). Pieces cost one call per
+ * 256 KiB elsewhere. */
+#define BRAID_COPY_PIECE ((size_t)256 << 10)
+void braid_copy_pieces(void *dst, const void *src, size_t n);
+static inline void braid_copy(void *dst, const void *src, size_t n)
+{
+    if (n <= BRAID_COPY_PIECE) memcpy(dst, src, n);
+    else braid_copy_pieces(dst, src, n);
+}
 
 static inline int braid_floor_log2(int v)
 {

@@ -69,5 +69,13 @@ void braid_scratch_release(braid_scratch_t *s)
 void braid_copy_input(const braid_coll_args_t *a, size_t bytes)
 {
     if (NULL != a->sbuf && a->sbuf != a->rbuf && bytes > 0)
-        memcpy(a->rbuf, a->sbuf, bytes);
+        braid_copy(a->rbuf, a->sbuf, bytes);
+}
+
+void braid_copy_pieces(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    for (size_t at = 0; at < n; at += BRAID_COPY_PIECE)
+        memcpy(d + at, s + at, n - at < BRAID_COPY_PIECE ? n - at : BRAID_COPY_PIECE);
 }

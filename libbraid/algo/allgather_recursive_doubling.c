@@ -92,7 +92,7 @@ int braid_allgather_recursive_doubling(braid_comm_t *c, const braid_coll_args_t 
     braid_coll_args_t b = *a;
     if (NULL != b.sbuf && b.sbuf == own) b.sbuf = NULL;   /* in place */
     if (0 == bytes) return BRAID_OK;
-    if (NULL != b.sbuf) memcpy(own, b.sbuf, bytes);       /* read again from step 1 on */
+    if (NULL != b.sbuf) braid_copy(own, b.sbuf, bytes);       /* read again from step 1 on */
     if (P == 1) return BRAID_OK;
     return (P & (P - 1)) == 0 ? exchange_pow2(c, &b, bytes) : exchange_bruck(c, &b, bytes);
 }

@@ -24,7 +24,7 @@ int braid_allgather_ring(braid_comm_t *c, const braid_coll_args_t *a)
     bool in_place = NULL == a->sbuf || a->sbuf == (char *)a->rbuf + (size_t)r * bytes;
     char *own = (char *)a->rbuf + (size_t)r * bytes;
     if (P == 1 || 0 == bytes) {
-        if (!in_place && bytes > 0) memcpy(own, a->sbuf, bytes);
+        if (!in_place && bytes > 0) braid_copy(own, a->sbuf, bytes);
         return BRAID_OK;
     }
     braid_even_t even = { (size_t)P * a->count, P };
@@ -39,7 +39,7 @@ int braid_allgather_ring(braid_comm_t *c, const braid_coll_args_t *a)
         .own_dst = NULL,
     };
     /* the ring sends the own block from first_src only, never from rbuf */
-    if (!in_place) memcpy(own, a->sbuf, bytes);
+    if (!in_place) braid_copy(own, a->sbuf, bytes);
     return braid_ring_run(c, a, &ring);
 }
 

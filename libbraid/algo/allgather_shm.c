@@ -33,7 +33,7 @@ static int allgather_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_s
         int r = (c->rank + i) % c->size;
         rc = s->read(s->read_arg, r, out + (size_t)r * bytes, braid_shm_addr(s, seq, r), bytes);
     }
-    if (in != mine) memcpy(mine, in, bytes);
+    if (in != mine) braid_copy(mine, in, bytes);
     braid_shm_done(s, seq);
     braid_shm_wait_all_done(s, seq);
     return rc;
@@ -55,8 +55,8 @@ int braid_allgather_shm(braid_comm_t *c, const braid_coll_args_t *a)
     braid_shm_publish(s, seq, in, bytes);
     braid_shm_wait_all(s, seq);
     for (int r = 0; r < c->size; r++)
-        if (r != c->rank) memcpy(out + (size_t)r * bytes, braid_shm_slot(s, seq, r), bytes);
-    if (in != mine) memcpy(mine, in, bytes);
+        if (r != c->rank) braid_copy(out + (size_t)r * bytes, braid_shm_slot(s, seq, r), bytes);
+    if (in != mine) braid_copy(mine, in, bytes);
     braid_shm_done(s, seq);
     return BRAID_OK;
 }

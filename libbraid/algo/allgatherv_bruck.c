@@ -41,7 +41,7 @@ int braid_allgatherv_bruck(braid_comm_t *c, const braid_coll_args_t *a)
     if (0 == off[P]) return BRAID_OK;
     char *rot = braid_scratch_get(a->scratch, BRAID_SLOT_WORK, off[P]);
     if (NULL == rot) return BRAID_ERR_NOMEM;
-    memcpy(rot, mine, off[1]);
+    braid_copy(rot, mine, off[1]);
     for (int have = 1, k = 0; have < P; have *= 2, k++) {
         int n = have < P - have ? have : P - have;
         int to = (r - have + P) % P, from = (r + have) % P;
@@ -56,7 +56,7 @@ int braid_allgatherv_bruck(braid_comm_t *c, const braid_coll_args_t *a)
     for (int i = 0; i < P; i++) {
         int q = (r + i) % P;
         /* in place its own block is where it belongs already */
-        if (q != r || NULL != a->sbuf) memcpy(out + a->displs[q] * es, rot + off[i], off[i + 1] - off[i]);
+        if (q != r || NULL != a->sbuf) braid_copy(out + a->displs[q] * es, rot + off[i], off[i + 1] - off[i]);
     }
     return BRAID_OK;
 }

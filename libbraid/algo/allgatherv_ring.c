@@ -24,7 +24,7 @@ int braid_allgatherv_ring(braid_comm_t *c, const braid_coll_args_t *a)
     size_t es = a->esize;
     char *out = a->rbuf;
     if (NULL != a->sbuf)
-        memcpy(out + a->displs[r] * es, a->sbuf, a->rcounts[r] * es);
+        braid_copy(out + a->displs[r] * es, a->sbuf, a->rcounts[r] * es);
     int to = (r + 1) % P, from = (r - 1 + P) % P;
     for (int k = 0; k < P - 1; k++) {
         int sb = (r - k + P) % P, rb = (r - k - 1 + P) % P;

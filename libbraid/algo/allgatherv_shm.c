@@ -40,7 +40,7 @@ static int allgatherv_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_
             rc = s->read(s->read_arg, q, out + a->displs[q] * es, braid_shm_addr(s, seq, q),
                          a->rcounts[q] * es);
     }
-    if (NULL != a->sbuf) memcpy(out + a->displs[me] * es, a->sbuf, a->rcounts[me] * es);
+    if (NULL != a->sbuf) braid_copy(out + a->displs[me] * es, a->sbuf, a->rcounts[me] * es);
     braid_shm_done(s, seq);
     braid_shm_wait_all_done(s, seq);
     return rc;
@@ -61,8 +61,8 @@ int braid_allgatherv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     braid_shm_publish(s, seq, mine, a->rcounts[me] * es);
     braid_shm_wait_all(s, seq);
     for (int q = 0; q < P; q++)
-        if (q != me) memcpy(out + a->displs[q] * es, braid_shm_slot(s, seq, q), a->rcounts[q] * es);
-    if (NULL != a->sbuf) memcpy(out + a->displs[me] * es, a->sbuf, a->rcounts[me] * es);
+        if (q != me) braid_copy(out + a->displs[q] * es, braid_shm_slot(s, seq, q), a->rcounts[q] * es);
+    if (NULL != a->sbuf) braid_copy(out + a->displs[me] * es, a->sbuf, a->rcounts[me] * es);
     braid_shm_done(s, seq);
     return BRAID_OK;
 }

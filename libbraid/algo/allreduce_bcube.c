@@ -69,7 +69,7 @@ static int fold(bcube_t *b, int s, braid_req_t *rreq)
             cur = buf;
         }
     }
-    if (BRAID_OK == rc && cur != acc) memcpy(acc, cur, bytes);
+    if (BRAID_OK == rc && cur != acc) braid_copy(acc, cur, bytes);
     return rc;
 }
 

@@ -33,7 +33,7 @@ static void combine(const braid_coll_args_t *a, int me, int peer, void *mine, vo
         a->op.fn(theirs, mine, a->count, a->op.arg);
     } else {
         a->op.fn(mine, theirs, a->count, a->op.arg);
-        memcpy(mine, theirs, bytes);
+        braid_copy(mine, theirs, bytes);
     }
 }
 

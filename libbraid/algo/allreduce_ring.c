@@ -60,7 +60,7 @@ int braid_allreduce_ring(braid_comm_t *c, const braid_coll_args_t *a)
     int rc = braid_irecv(c, left, STEP_RING, R[0], bytes, &req[0]);
     if (BRAID_OK == rc)
         rc = braid_isend(c, right, STEP_RING, in_place ? (const void *)acc : a->sbuf, bytes, &req[1]);
-    if (BRAID_OK == rc && !in_place) memcpy(acc, a->sbuf, bytes);
+    if (BRAID_OK == rc && !in_place) braid_copy(acc, a->sbuf, bytes);
     int wrc = braid_waitall(c, 2, req);
     if (BRAID_OK == rc) rc = wrc;
 
@@ -75,7 +75,7 @@ int braid_allreduce_ring(braid_comm_t *c, const braid_coll_args_t *a)
             if (a->op.commutative || r - 1 - k >= 0) {
                 a->op.fn(got, acc, n, a->op.arg);          /* lower rank on the left */
             } else if (!racc_used) {
-                memcpy(racc, got, bytes);                   /* x_{P-1} */
+                braid_copy(racc, got, bytes);                   /* x_{P-1} */
                 racc_used = true;
             } else {
                 a->op.fn(got, racc, n, a->op.arg);
@@ -86,7 +86,7 @@ int braid_allreduce_ring(braid_comm_t *c, const braid_coll_args_t *a)
     }
     if (BRAID_OK == rc && racc_used) {
         a->op.fn(acc, racc, n, a->op.arg);
-        memcpy(acc, racc, bytes);
+        braid_copy(acc, racc, bytes);
     }
     return rc;
 }

@@ -33,8 +33,8 @@ static size_t pack(char *tmp, char *packed, int P, int bit, size_t bytes, bool o
     size_t n = 0;
     for (int i = 0; i < P; i++) {
         if (!(i & bit)) continue;
-        if (out) memcpy(packed + n * bytes, tmp + (size_t)i * bytes, bytes);
-        else memcpy(tmp + (size_t)i * bytes, packed + n * bytes, bytes);
+        if (out) braid_copy(packed + n * bytes, tmp + (size_t)i * bytes, bytes);
+        else braid_copy(tmp + (size_t)i * bytes, packed + n * bytes, bytes);
         n++;
     }
     return n;
@@ -52,7 +52,7 @@ int braid_alltoall_bruck(braid_comm_t *c, const braid_coll_args_t *a)
     char *rp = braid_scratch_get(a->scratch, 2, half * bytes);
     if (NULL == tmp || NULL == sp || NULL == rp) return BRAID_ERR_NOMEM;
     for (int i = 0; i < P; i++)
-        memcpy(tmp + (size_t)i * bytes, in + (size_t)((r + i) % P) * bytes, bytes);
+        braid_copy(tmp + (size_t)i * bytes, in + (size_t)((r + i) % P) * bytes, bytes);
     for (int k = 0, bit = 1; bit < P; k++, bit <<= 1) {
         size_t n = pack(tmp, sp, P, bit, bytes, true);
         int rc = braid_sendrecv(c, (r + bit) % P, (braid_step_t)(STEP_BRUCK + k), sp, n * bytes,
@@ -61,7 +61,7 @@ int braid_alltoall_bruck(braid_comm_t *c, const braid_coll_args_t *a)
         pack(tmp, rp, P, bit, bytes, false);
     }
     for (int i = 0; i < P; i++)
-        memcpy(rbuf + (size_t)((r - i + P) % P) * bytes, tmp + (size_t)i * bytes, bytes);
+        braid_copy(rbuf + (size_t)((r - i + P) % P) * bytes, tmp + (size_t)i * bytes, bytes);
     return BRAID_OK;
 }
 

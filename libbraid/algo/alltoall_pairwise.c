@@ -32,7 +32,7 @@ static int in_place(braid_comm_t *c, char *rbuf, size_t bytes, braid_scratch_t *
         int q = (k - r + P) % P;
         if (q == r) continue;
         char *block = rbuf + (size_t)q * bytes;
-        memcpy(out, block, bytes);
+        braid_copy(out, block, bytes);
         int rc = braid_sendrecv(c, q, (braid_step_t)k, out, bytes, q, (braid_step_t)k, block, bytes);
         if (BRAID_OK != rc) return rc;
     }

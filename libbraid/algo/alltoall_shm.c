@@ -88,7 +88,7 @@ static int alltoall_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_sh
         rc = s->read(s->read_arg, r, out + (size_t)r * bytes,
                      braid_shm_addr(s, seq, r) + (uint64_t)me * bytes, bytes);
     }
-    memcpy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
+    braid_copy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
     braid_shm_done(s, seq);
     braid_shm_wait_all_done(s, seq);
     return rc;
@@ -106,7 +106,7 @@ static int alltoall_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
         size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
         braid_shm_claim(s, seq);
         unsigned char *slot = braid_shm_slot(s, seq, me);
-        for (int r = 0; r < P; r++) memcpy(slot + (size_t)r * n, in + (size_t)r * bytes + off, n);
+        for (int r = 0; r < P; r++) braid_copy(slot + (size_t)r * n, in + (size_t)r * bytes + off, n);
         braid_shm_arrive(s, seq);
     }
     for (int j = 0; j < k; j++) {
@@ -118,10 +118,10 @@ static int alltoall_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
         for (int i = 1; i < P; i++) {
             int r = (me + i) % P;
             if (0 != j) braid_shm_wait_one(s, seq, r);
-            memcpy(out + (size_t)r * bytes + off, braid_shm_slot(s, seq, r) + (size_t)me * n, n);
+            braid_copy(out + (size_t)r * bytes + off, braid_shm_slot(s, seq, r) + (size_t)me * n, n);
         }
     }
-    if (in != out) memcpy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
+    if (in != out) braid_copy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
     braid_shm_done(s, first + (uint64_t)k - 1);
     return BRAID_OK;
 }
@@ -146,8 +146,8 @@ int braid_alltoall_shm(braid_comm_t *c, const braid_coll_args_t *a)
     braid_shm_publish(s, seq, in, (size_t)P * bytes);
     braid_shm_wait_all(s, seq);
     for (int r = 0; r < P; r++)
-        if (r != me) memcpy(out + (size_t)r * bytes, braid_shm_slot(s, seq, r) + (size_t)me * bytes, bytes);
-    if (in != out) memcpy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
+        if (r != me) braid_copy(out + (size_t)r * bytes, braid_shm_slot(s, seq, r) + (size_t)me * bytes, bytes);
+    if (in != out) braid_copy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
     braid_shm_done(s, seq);
     return BRAID_OK;
 }

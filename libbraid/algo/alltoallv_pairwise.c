@@ -39,7 +39,7 @@ static int in_place(braid_comm_t *c, const braid_coll_args_t *a)
         size_t n = a->rcounts[q] * es;
         if (q == r || 0 == n) continue;
         char *block = (char *)a->rbuf + a->displs[q] * es;
-        memcpy(tmp, block, n);
+        braid_copy(tmp, block, n);
         int rc = braid_sendrecv(c, q, (braid_step_t)k, tmp, n, q, (braid_step_t)k, block, n);
         if (BRAID_OK != rc) return rc;
     }

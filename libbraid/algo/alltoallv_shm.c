@@ -97,7 +97,7 @@ static void stream_put(const stream_t *t, size_t at, const char *src, size_t n)
     while (n) {
         size_t m;
         unsigned char *p = stream_at(t, at, n, &m);
-        memcpy(p, src, m);
+        braid_copy(p, src, m);
         at += m, src += m, n -= m;
     }
 }
@@ -107,7 +107,7 @@ static void stream_get(const stream_t *t, size_t at, char *dst, size_t n)
     while (n) {
         size_t m;
         const unsigned char *p = stream_at(t, at, n, &m);
-        memcpy(dst, p, m);
+        braid_copy(dst, p, m);
         at += m, dst += m, n -= m;
     }
 }
@@ -239,7 +239,7 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     }
     /* its own block: in place it is where it belongs already */
     if (all && NULL != a->sbuf && a->rcounts[me])
-        memcpy((char *)a->rbuf + a->displs[me] * es, in.buf + in.displs[me] * es, a->rcounts[me] * es);
+        braid_copy((char *)a->rbuf + a->displs[me] * es, in.buf + in.displs[me] * es, a->rcounts[me] * es);
     for (int i = 1; i < P && all && BRAID_OK == rc; i++) {
         int q = (me + i) % P;
         size_t n = a->rcounts[q] * es;

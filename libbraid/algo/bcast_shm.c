@@ -57,7 +57,7 @@ int braid_bcast_shm(braid_comm_t *c, const braid_coll_args_t *a)
         braid_shm_publish(s, seq, a->rbuf, bytes);
     } else {
         braid_shm_wait_one(s, seq, a->root);
-        memcpy(a->rbuf, braid_shm_slot(s, seq, a->root), bytes);
+        braid_copy(a->rbuf, braid_shm_slot(s, seq, a->root), bytes);
     }
     braid_shm_done(s, seq);
     return BRAID_OK;

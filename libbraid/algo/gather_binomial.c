@@ -34,7 +34,7 @@ int braid_gather_binomial(braid_comm_t *c, const braid_coll_args_t *a)
         return braid_send(c, abs_up, (braid_step_t)braid_floor_log2(low), mine, bytes);
     char *held = 0 == root && 0 == v ? a->rbuf : braid_scratch_get(a->scratch, 0, (size_t)n * bytes);
     if (NULL == held) return BRAID_ERR_NOMEM;
-    if (held != mine) memcpy(held, mine, bytes);
+    if (held != mine) braid_copy(held, mine, bytes);
     braid_req_t reqs[32];
     int nreq = 0, rc = BRAID_OK;
     for (int mask = 1; mask < n && BRAID_OK == rc; mask <<= 1) {
@@ -47,7 +47,7 @@ int braid_gather_binomial(braid_comm_t *c, const braid_coll_args_t *a)
     if (v) return braid_send(c, abs_up, (braid_step_t)braid_floor_log2(low), held, (size_t)n * bytes);
     if (held != a->rbuf)   /* relative block j belongs to rank j + root */
         for (int j = 0; j < P; j++)
-            memcpy((char *)a->rbuf + (size_t)((j + root) % P) * bytes, held + (size_t)j * bytes, bytes);
+            braid_copy((char *)a->rbuf + (size_t)((j + root) % P) * bytes, held + (size_t)j * bytes, bytes);
     return BRAID_OK;
 }
 

@@ -23,7 +23,7 @@ int braid_gather_linear(braid_comm_t *c, const braid_coll_args_t *a)
     if (0 == bytes) return BRAID_OK;
     if (r != root) return braid_send(c, root, 0, a->sbuf, bytes);
     char *out = a->rbuf;
-    if (NULL != a->sbuf) memcpy(out + (size_t)root * bytes, a->sbuf, bytes);
+    if (NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
     if (1 == P) return BRAID_OK;
     braid_req_t *reqs = braid_scratch_get(a->scratch, BRAID_SLOT_TABLE, (size_t)P * sizeof *reqs);
     if (NULL == reqs) return BRAID_ERR_NOMEM;

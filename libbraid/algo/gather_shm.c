@@ -42,7 +42,7 @@ static int gather_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
     braid_shm_done(s, seq);
     /* the root's own block after the others are released: they wait for
      * the reads alone */
-    if (me == root && NULL != a->sbuf) memcpy(out + (size_t)root * bytes, a->sbuf, bytes);
+    if (me == root && NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
     if (me != root) braid_shm_wait_done(s, seq, root);
     return rc;
 }
@@ -64,8 +64,8 @@ int braid_gather_shm(braid_comm_t *c, const braid_coll_args_t *a)
         braid_shm_wait_all(s, seq);
         char *out = a->rbuf;
         for (int q = 0; q < P; q++)
-            if (q != root) memcpy(out + (size_t)q * bytes, braid_shm_slot(s, seq, q), bytes);
-        if (NULL != a->sbuf) memcpy(out + (size_t)root * bytes, a->sbuf, bytes);
+            if (q != root) braid_copy(out + (size_t)q * bytes, braid_shm_slot(s, seq, q), bytes);
+        if (NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
     }
     braid_shm_done(s, seq);
     return BRAID_OK;

@@ -25,7 +25,7 @@ int braid_gatherv_linear(braid_comm_t *c, const braid_coll_args_t *a)
     if (c->rank != root) return a->count ? braid_send(c, root, 0, a->sbuf, a->count * es) : BRAID_OK;
     char *out = a->rbuf;
     if (NULL != a->sbuf && a->rcounts[root])
-        memcpy(out + a->displs[root] * es, a->sbuf, a->rcounts[root] * es);
+        braid_copy(out + a->displs[root] * es, a->sbuf, a->rcounts[root] * es);
     return braid_root_blocks(c, a, false, out, a->rcounts, a->displs);
 }
 

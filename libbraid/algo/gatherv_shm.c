@@ -85,13 +85,13 @@ static int receive_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
         if (0 == n || WAY_MESSAGE == way) continue;
         braid_shm_wait_one(s, seq, q);
         char *dst = out + a->displs[q] * es;
-        if (WAY_CELLS == way) memcpy(dst, braid_shm_slot(s, seq, q), n);
+        if (WAY_CELLS == way) braid_copy(dst, braid_shm_slot(s, seq, q), n);
         else rc = s->read(s->read_arg, q, dst, braid_shm_addr(s, seq, q), n);
     }
     braid_shm_done(s, seq);
     /* the root's own block after the others are released */
     if (NULL != a->sbuf && a->rcounts[root])
-        memcpy(out + a->displs[root] * es, a->sbuf, a->rcounts[root] * es);
+        braid_copy(out + a->displs[root] * es, a->sbuf, a->rcounts[root] * es);
     int wrc = braid_waitall(c, nreq, reqs);
     return BRAID_OK != rc ? rc : wrc;
 }

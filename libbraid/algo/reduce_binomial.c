@@ -59,7 +59,7 @@ static int reduce_commutative(braid_comm_t *c, const braid_coll_args_t *a, const
         cur = acc;
     }
     /* the root: a leaf root (P == 1) still owes the copy */
-    if (cur != (const char *)a->rbuf) memcpy(a->rbuf, cur, bytes);
+    if (cur != (const char *)a->rbuf) braid_copy(a->rbuf, cur, bytes);
     return BRAID_OK;
 }
 
@@ -90,7 +90,7 @@ int braid_reduce_binomial(braid_comm_t *c, const braid_coll_args_t *a)
         if (v + mask >= P) continue;
         rc = braid_recv(c, v + mask, STEP_TREE, tmp, bytes);
         if (BRAID_OK != rc) return rc;
-        if (cur != acc) memcpy(acc, cur, bytes);
+        if (cur != acc) braid_copy(acc, cur, bytes);
         /* acc holds [v, v+mask), tmp [v+mask, ...): tmp = acc op tmp */
         a->op.fn(acc, tmp, a->count, a->op.arg);
         char *x = acc; acc = tmp; tmp = x;
@@ -98,7 +98,7 @@ int braid_reduce_binomial(braid_comm_t *c, const braid_coll_args_t *a)
     }
     if (BRAID_OK != rc) return rc;
     if (0 == v && tree_root == root) {
-        if (cur != a->rbuf) memcpy(a->rbuf, cur, bytes);
+        if (cur != a->rbuf) braid_copy(a->rbuf, cur, bytes);
     } else if (0 == v) {
         rc = braid_send(c, root, STEP_FWD, cur, bytes);
     } else if (is_root) {

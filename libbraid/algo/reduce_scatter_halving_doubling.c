@@ -105,7 +105,7 @@ int braid_reduce_scatter_halving_doubling(braid_comm_t *c, const braid_coll_args
     int wrc = braid_waitall(c, 3, req);
     if (BRAID_OK == rc) rc = wrc;
     if (BRAID_OK != rc || 0 == mine) return rc;
-    if (holder == r && !direct_last) memcpy(rbuf, work + off[r] * es, mine * es);
+    if (holder == r && !direct_last) braid_copy(rbuf, work + off[r] * es, mine * es);
     return BRAID_OK;
 }
 

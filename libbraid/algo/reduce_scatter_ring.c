@@ -59,7 +59,7 @@ int braid_reduce_scatter_ring(braid_comm_t *c, const braid_coll_args_t *a)
     }
     int rc = braid_ring_run(c, a, &ring);
     if (BRAID_OK == rc && in_place && mine > 0)
-        memcpy(a->rbuf, ring.work + off[r] * es, mine * es);
+        braid_copy(a->rbuf, ring.work + off[r] * es, mine * es);
     return rc;
 }
 

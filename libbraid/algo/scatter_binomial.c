@@ -38,7 +38,7 @@ int braid_scatter_binomial(braid_comm_t *c, const braid_coll_args_t *a)
         if (NULL == tmp) return BRAID_ERR_NOMEM;
         if (0 == v)   /* relative block j is rank j + root's */
             for (int j = 0; j < P; j++)
-                memcpy(tmp + (size_t)j * bytes, (const char *)a->sbuf + (size_t)((j + root) % P) * bytes,
+                braid_copy(tmp + (size_t)j * bytes, (const char *)a->sbuf + (size_t)((j + root) % P) * bytes,
                        bytes);
         else {
             int rc = braid_recv(c, abs_up, (braid_step_t)braid_floor_log2(low), tmp, (size_t)n * bytes);
@@ -60,7 +60,7 @@ int braid_scatter_binomial(braid_comm_t *c, const braid_coll_args_t *a)
         rc = braid_isend(c, (child + root) % P, (braid_step_t)k, held + (size_t)mask * bytes,
                          (size_t)cnt * bytes, &reqs[nreq++]);
     }
-    if (NULL != a->rbuf && BRAID_OK == rc) memcpy(a->rbuf, held, bytes);
+    if (NULL != a->rbuf && BRAID_OK == rc) braid_copy(a->rbuf, held, bytes);
     int wrc = braid_waitall(c, nreq, reqs);
     return BRAID_OK != rc ? rc : wrc;
 }

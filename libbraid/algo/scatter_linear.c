@@ -22,7 +22,7 @@ int braid_scatter_linear(braid_comm_t *c, const braid_coll_args_t *a)
     if (0 == bytes) return BRAID_OK;
     if (r != root) return braid_recv(c, root, 0, a->rbuf, bytes);
     const char *in = a->sbuf;
-    if (NULL != a->rbuf) memcpy(a->rbuf, in + (size_t)root * bytes, bytes);
+    if (NULL != a->rbuf) braid_copy(a->rbuf, in + (size_t)root * bytes, bytes);
     if (1 == P) return BRAID_OK;
     braid_req_t *reqs = braid_scratch_get(a->scratch, BRAID_SLOT_TABLE, (size_t)P * sizeof *reqs);
     if (NULL == reqs) return BRAID_ERR_NOMEM;

@@ -35,7 +35,7 @@ static int scatter_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     int rc = BRAID_OK;
     if (me == root) {
         if (NULL == pub) rc = BRAID_ERR_NOMEM;
-        if (NULL != a->rbuf) memcpy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
+        if (NULL != a->rbuf) braid_copy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
     } else {
         braid_shm_wait_one(s, seq, root);
         rc = s->read(s->read_arg, root, a->rbuf, braid_shm_addr(s, seq, root) + (uint64_t)me * bytes,
@@ -58,10 +58,10 @@ int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
     uint64_t seq = braid_shm_begin(s);
     if (me == root) {
         braid_shm_publish(s, seq, a->sbuf, all);
-        if (NULL != a->rbuf) memcpy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
+        if (NULL != a->rbuf) braid_copy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
     } else {
         braid_shm_wait_one(s, seq, root);
-        memcpy(a->rbuf, braid_shm_slot(s, seq, root) + (size_t)me * bytes, bytes);
+        braid_copy(a->rbuf, braid_shm_slot(s, seq, root) + (size_t)me * bytes, bytes);
     }
     braid_shm_done(s, seq);
     return BRAID_OK;

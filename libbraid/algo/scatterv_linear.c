@@ -23,7 +23,7 @@ int braid_scatterv_linear(braid_comm_t *c, const braid_coll_args_t *a)
     size_t es = a->esize;
     if (c->rank != root) return a->count ? braid_recv(c, root, 0, a->rbuf, a->count * es) : BRAID_OK;
     if (NULL != a->rbuf && a->scounts[root])
-        memcpy(a->rbuf, (const char *)a->sbuf + a->sdispls[root] * es, a->scounts[root] * es);
+        braid_copy(a->rbuf, (const char *)a->sbuf + a->sdispls[root] * es, a->scounts[root] * es);
     return braid_root_blocks(c, a, true, a->sbuf, a->scounts, a->sdispls);
 }
 

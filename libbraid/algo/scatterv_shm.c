@@ -63,7 +63,7 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
         uint64_t at = (uint64_t)(uintptr_t)(base + a->sdispls[q] * es);
         if (WAY_CELLS == way) {
             at = off;
-            memcpy(slot + off, (const char *)a->sbuf + a->sdispls[q] * es, n);
+            braid_copy(slot + off, (const char *)a->sbuf + a->sdispls[q] * es, n);
             off += n;
         }
         memcpy(slot + (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
@@ -84,7 +84,7 @@ static int send_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
         return braid_scatterv_linear(c, a);
     }
     if (NULL != a->rbuf && a->scounts[root])
-        memcpy(a->rbuf, (const char *)a->sbuf + a->sdispls[root] * es, a->scounts[root] * es);
+        braid_copy(a->rbuf, (const char *)a->sbuf + a->sdispls[root] * es, a->scounts[root] * es);
     braid_shm_done(s, seq);
     if (WAY_DIRECT == way) braid_shm_wait_all_done(s, seq);
     return BRAID_OK;
@@ -100,7 +100,7 @@ static int receive_block(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
         const unsigned char *slot = braid_shm_slot(s, seq, root);
         memcpy(&way, slot, sizeof way);
         memcpy(&at, slot + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
-        if (WAY_CELLS == way) memcpy(a->rbuf, slot + at, n);
+        if (WAY_CELLS == way) braid_copy(a->rbuf, slot + at, n);
         if (WAY_DIRECT == way) rc = s->read(s->read_arg, root, a->rbuf, at, n);
     }
     braid_shm_done(s, seq);

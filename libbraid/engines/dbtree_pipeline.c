@@ -87,7 +87,7 @@ static void fold_children(const run_t *r, const tree_state_t *t, int par, char *
             op->fn(buf, dst, n, op->arg);
         } else {
             op->fn(dst, buf, n, op->arg);
-            memcpy(dst, buf, n * r->es);
+            braid_copy(dst, buf, n * r->es);
         }
     }
 }
@@ -119,7 +119,7 @@ static int reduce_and_send(run_t *r, tree_state_t *t, int w, long long s)
     if (o->up && chunk_range(r, t, s - (t->D - t->depth), &off, &n)) {
         char *buf = up_buf(r, t, off);
         if (t->node.nchildren > 0) {
-            if (NULL == o->acc) memcpy(buf, o->in + off * r->es, n * r->es);
+            if (NULL == o->acc) braid_copy(buf, o->in + off * r->es, n * r->es);
             fold_children(r, t, (int)((s - 1) & 1), buf, n);
         }
         if (t->node.parent >= 0) rc = post_send(r, t->node.parent, base + STEP_UP, buf, n);

@@ -106,11 +106,11 @@ int braid_reduce_exchange(braid_comm_t *c, const braid_coll_args_t *a, int peer,
             if (direct) {
                 a->op.fn(m, d, len, a->op.arg);             /* mine op theirs */
             } else if (peer_lower || a->op.commutative) {
-                if (m != d) memcpy(d, m, len * es);
+                if (m != d) braid_copy(d, m, len * es);
                 a->op.fn(got, d, len, a->op.arg);           /* theirs op mine */
             } else {
                 a->op.fn(m, got, len, a->op.arg);           /* mine op theirs */
-                memcpy(d, got, len * es);
+                braid_copy(d, got, len * es);
             }
         }
         if (j < cs) rc = braid_waitall(c, 1, &sreq[j % (size_t)D]);

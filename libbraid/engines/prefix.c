@@ -54,7 +54,7 @@ bool braid_prefix_sends_later(int r, int mask, int P)
 static void fold_lower(const braid_coll_args_t *a, const void *lower, bool *have, size_t bytes)
 {
     if (*have) a->op.fn(lower, a->rbuf, a->count, a->op.arg);
-    else memcpy(a->rbuf, lower, bytes);
+    else braid_copy(a->rbuf, lower, bytes);
     *have = true;
 }
 
@@ -94,7 +94,7 @@ static int prefix_step(braid_comm_t *c, const braid_coll_args_t *a, prefix_state
         /* window = theirs op window, in a buffer of its own (before an in-place
          * result, which may be the input, changes) */
         char *own = st->buf[1 - st->spare];
-        if (st->window != own) memcpy(own, st->window, bytes);
+        if (st->window != own) braid_copy(own, st->window, bytes);
         a->op.fn(into, own, a->count, a->op.arg);
         st->window = own;
     }
@@ -138,7 +138,7 @@ static int prefix_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
     if (NULL == a->sbuf && r + 1 < c->size) {
         /* in place: the ranks above read the input this rank overwrites */
         unsigned char *copy = braid_scratch_get(a->scratch, 0, bytes);
-        if (NULL != copy) memcpy(copy, in, bytes);
+        if (NULL != copy) braid_copy(copy, in, bytes);
         in = copy;   /* NULL: published anyway, the readers fail */
     }
     unsigned char *tmp = braid_scratch_get(a->scratch, 1, bytes);
@@ -151,7 +151,7 @@ static int prefix_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
             braid_shm_wait_one(s, seq, first);
             rc = s->read(s->read_arg, first, a->rbuf, braid_shm_addr(s, seq, first), bytes);
         } else if (NULL != a->sbuf) {
-            memcpy(a->rbuf, a->sbuf, bytes);
+            braid_copy(a->rbuf, a->sbuf, bytes);
         }
     }
     for (int q = first - 1; q >= 0 && BRAID_OK == rc; q--) {

@@ -43,7 +43,7 @@ size_t *braid_rs_offsets(const braid_coll_args_t *a, int P, int slot)
 int braid_rs_single(const braid_coll_args_t *a)
 {
     size_t n = a->rcounts ? a->rcounts[0] : a->count;
-    if (NULL != a->sbuf && a->sbuf != a->rbuf && n > 0) memcpy(a->rbuf, a->sbuf, n * a->esize);
+    if (NULL != a->sbuf && a->sbuf != a->rbuf && n > 0) braid_copy(a->rbuf, a->sbuf, n * a->esize);
     return BRAID_OK;
 }
 

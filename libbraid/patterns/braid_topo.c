@@ -172,7 +172,7 @@ int braid_view_allgather(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_col
     int P = v->parent->size, me = v->parent->rank, vme = v->comm.rank;
     char *out = a->rbuf;
     const char *own = NULL != a->sbuf ? a->sbuf : out + (size_t)me * block;
-    memcpy(tmp + (size_t)vme * block, own, block);
+    braid_copy(tmp + (size_t)vme * block, own, block);
     braid_coll_args_t va = *a;
     va.sbuf = NULL;
     va.rbuf = tmp;
@@ -180,7 +180,7 @@ int braid_view_allgather(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_col
     if (BRAID_OK != rc) return rc;
     for (int i = 0; i < P; i++)
         if (i != vme || own != out + (size_t)me * block)
-            memcpy(out + (size_t)v->members[i] * block, tmp + (size_t)i * block, block);
+            braid_copy(out + (size_t)v->members[i] * block, tmp + (size_t)i * block, block);
     return BRAID_OK;
 }
 
@@ -197,7 +197,7 @@ int braid_view_reduce_scatter(braid_subcomm_t *v, braid_algo_fn_t fn, const brai
     for (int i = 0; i < P; i++) {
         int b = v->members[i];
         size_t n = start[b + 1] - start[b];
-        memcpy(tmp + pos * es, in + start[b] * es, n * es);
+        braid_copy(tmp + pos * es, in + start[b] * es, n * es);
         vcounts[i] = n;
         pos += n;
     }

@@ -172,7 +172,7 @@ int braid_shm_swap(braid_shm_t *s, uint64_t seq, const braid_shm_swap_t *w, char
         _Atomic uint64_t *f = &ctrl(s, q)->round;
         unsigned turn = 0;
         while (atomic_load_explicit(f, memory_order_acquire) < round_mark(seq, k)) wait_turn(s, &turn);
-        if (BRAID_OK == rc) memcpy(dst, tmp, n);
+        if (BRAID_OK == rc) braid_copy(dst, tmp, n);
     }
     return rc;
 }
@@ -211,7 +211,7 @@ void braid_shm_claim(braid_shm_t *s, uint64_t seq)
 void braid_shm_publish(braid_shm_t *s, uint64_t seq, const void *in, size_t bytes)
 {
     braid_shm_claim(s, seq);
-    memcpy(braid_shm_slot(s, seq, s->rank), in, bytes);
+    braid_copy(braid_shm_slot(s, seq, s->rank), in, bytes);
     braid_shm_arrive(s, seq);
 }
 
@@ -226,7 +226,7 @@ const void *braid_shm_expose(const braid_shm_t *s, const void *p, size_t bytes,
 {
     if (NULL == s->unreadable || !s->unreadable(s->unreadable_arg, p, bytes)) return p;
     void *copy = braid_scratch_get(scratch, BRAID_SHM_SCRATCH, bytes);
-    if (NULL != copy) memcpy(copy, p, bytes);
+    if (NULL != copy) braid_copy(copy, p, bytes);
     return copy;
 }
 
@@ -275,7 +275,7 @@ void braid_shm_fold_prefix(const braid_shm_t *s, uint64_t seq, size_t off, size_
 {
     /* right to left: fn(in, inout) computes inout = in op inout with `in`
      * the lower-ranked operand, so the accumulator stays in out */
-    memcpy(out, braid_shm_slot(s, seq, n - 1) + off, count * esize);
+    braid_copy(out, braid_shm_slot(s, seq, n - 1) + off, count * esize);
     for (int r = n - 2; r >= 0; r--)
         op->fn(braid_shm_slot(s, seq, r) + off, out, count, op->arg);
 }

@@ -92,7 +92,7 @@ static int fold_chunk(braid_shm_t *s, uint64_t seq, const braid_coll_args_t *a,
     const void *src;
     int rc = operand(s, seq, s->size - 1, in, off, b, acc, &src);
     if (BRAID_OK != rc) return rc;
-    if (src != acc) memcpy(acc, src, b);
+    if (src != acc) braid_copy(acc, src, b);
     for (int r = s->size - 2; r >= 0 && BRAID_OK == rc; r--) {
         rc = operand(s, seq, r, in, off, b, tmp, &src);
         if (BRAID_OK == rc) a->op.fn(src, acc, n, a->op.arg);
@@ -120,7 +120,7 @@ static int fold_range(braid_shm_t *s, uint64_t seq, const braid_coll_args_t *a,
         size_t k = n - done < chunk ? n - done : chunk;
         unsigned char *dst = out + done * a->esize;
         rc = fold_chunk(s, seq, a, in, first + done, k, alias ? acc : dst, tmp);
-        if (BRAID_OK == rc && alias) memcpy(dst, acc, k * a->esize);
+        if (BRAID_OK == rc && alias) braid_copy(dst, acc, k * a->esize);
     }
     return rc;
 }
@@ -229,7 +229,7 @@ static int pair_other(braid_shm_t *s, const braid_coll_args_t *a, int root, cons
         rc = s->write(s->read_arg, root, dst + off, pub + off, bytes - off);
     atomic_store_explicit(pair_status(s, seq, s->rank), rc, memory_order_relaxed);
     braid_shm_done(s, seq);
-    if (NULL != own_out) memcpy(own_out, in, bytes);
+    if (NULL != own_out) braid_copy(own_out, in, bytes);
     braid_shm_wait_done(s, seq, root);
     return rc;
 }
@@ -294,7 +294,7 @@ int braid_shm_reduce_direct(braid_shm_t *s, const braid_coll_args_t *a, int root
     /* an allreduce's own share goes to its result too; in place this
      * overwrites only this rank's region of its input, which no other rank
      * reads */
-    if (root < 0 && n > 0 && NULL != out) memcpy((unsigned char *)a->rbuf + first * a->esize, out, n * a->esize);
+    if (root < 0 && n > 0 && NULL != out) braid_copy((unsigned char *)a->rbuf + first * a->esize, out, n * a->esize);
     int rg = gather_shares(s, a, root, own ? NULL : out);
     return BRAID_OK != rc ? rc : rg;
 }
