@@ -43,6 +43,20 @@ static void holes_kept(const int *rbuf, size_t len, const char *what, int n)
     mt_check(0 == bad, "%s: n=%d: %ld holes written", what, n, bad);
 }
 
+/* Start a persistent request three times, the input (in) filled with new
+ * values each time, and free it. */
+static void start_three(MPI_Request *preq, int *in, const int *out, int P, int me, int n, int salt,
+                        const char *what)
+{
+    for (int round = 0; round < 3; round++) {
+        fill(in, P, me, n, 1, salt + round);
+        MPI_Start(preq);
+        MPI_Wait(preq, MPI_STATUS_IGNORE);
+        check(out, P, me, n, 1, salt + round, what);
+    }
+    MPI_Request_free(preq);
+}
+
 static void run(MPI_Comm comm, int n)
 {
     int P, me;
@@ -95,25 +109,12 @@ static void run(MPI_Comm comm, int n)
         check(rb[k], P, me, n, 1, 10 + k, "ialltoall");
     }
 
-    /* persistent, started three times with new values */
+    /* persistent, not in place and in place */
     MPI_Request preq;
     Alltoall_init(sb[0], n, MPI_INT, rb[0], n, MPI_INT, comm, MPI_INFO_NULL, &preq);
-    for (int round = 0; round < 3; round++) {
-        fill(sb[0], P, me, n, 1, 20 + round);
-        MPI_Start(&preq);
-        MPI_Wait(&preq, MPI_STATUS_IGNORE);
-        check(rb[0], P, me, n, 1, 20 + round, "alltoall_init");
-    }
-    MPI_Request_free(&preq);
-    /* persistent in place */
+    start_three(&preq, sb[0], rb[0], P, me, n, 20, "alltoall_init");
     Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rb[1], n, MPI_INT, comm, MPI_INFO_NULL, &preq);
-    for (int round = 0; round < 3; round++) {
-        fill(rb[1], P, me, n, 1, 30 + round);
-        MPI_Start(&preq);
-        MPI_Wait(&preq, MPI_STATUS_IGNORE);
-        check(rb[1], P, me, n, 1, 30 + round, "alltoall_init in place");
-    }
-    MPI_Request_free(&preq);
+    start_three(&preq, rb[1], rb[1], P, me, n, 30, "alltoall_init in place");
     for (int k = 0; k < 3; k++) {
         free(sb[k]);
         free(rb[k]);
