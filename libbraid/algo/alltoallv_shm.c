@@ -8,6 +8,8 @@
  *                 a table of P offsets) and the blocks for it out
  *   single copy:  steps: 1   bytes: each reader reads its block from the
  *                 owner's buffer; the owner waits until all have read
+ *                 (in place: P pairwise rounds, each block also copied
+ *                 from scratch into place)
  *
  * A rank knows only its own blocks' sizes, so the way is chosen per owner
  * and published in the call: every rank writes its way word (cells,
@@ -28,9 +30,11 @@
  * after that). If some rank had no way (too large for its cells, no
  * reader), every rank, having seen the same ways, runs alltoallv_pairwise
  * instead. In place (sbuf NULL) the input is rbuf in the receive layout:
- * it is in the cells before any rank writes its rbuf, and single copy
- * publishes a copy (scratch slot 0) since rbuf changes while the others
- * read. a->count is unused (0): the dispatch's fit_shm asks the segment
+ * it is in the cells before any rank writes its rbuf; an owner read by
+ * single copy straight from its rbuf (WAY_LIVE) makes every rank swap
+ * blocks pairwise (braid_shm_swap: each overwrites its block for q once q
+ * has read it, through scratch of its largest block), the owners of cells
+ * among them. a->count is unused (0): the dispatch's fit_shm asks the segment
  * only for its existence; the table of P + 1 words must fit one slot (else
  * every rank runs pairwise).
  */
