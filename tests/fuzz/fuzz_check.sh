@@ -10,4 +10,7 @@ if ! ${CC_FUZZ:-clang} -fsanitize=fuzzer "$probe/p.c" -o "$probe/p" >/dev/null 2
     echo "fuzz: skipped, clang with -fsanitize=fuzzer not available"
     exit 77
 fi
+# (exec replaces this shell, so its EXIT trap would not remove the probe)
+rm -rf "$probe"
+trap - EXIT
 CC=${CC_FUZZ:-clang} exec "$here/run_fuzz.sh" "${FUZZ_SECONDS:-60}"

@@ -180,7 +180,7 @@ else
 sed -e "s/@NP@/$np/g" -e "s/@NP1@/$((np - 1))/g" "${BRAID_MH_LIST:-$srcdir/tests/multihost/multihost_tests.list}" \
     >"$tmp/cases.list"
 MPI_TEST_LIST=$tmp/cases.list MPI_TEST_MPIRUN_ARGS="${launch[*]}" \
-    BRAID_BUILDDIR=$builddir BRAID_SRCDIR=$srcdir \
+    MPI_TEST_LOGDIR=${MPI_TEST_LOGDIR:-$builddir/tests/multihost-logs} BRAID_BUILDDIR=$builddir BRAID_SRCDIR=$srcdir \
     bash "$srcdir/tests/mpi/run_mpi_tests.sh"
 rc=$?
 fi
