@@ -9,8 +9,8 @@
 #           MPI_TEST_FILTER (regex on the case description),
 #           MPI_TEST_EXCLUDE (regex: cases whose description matches are left out),
 #           MPI_TEST_LIST (another list file),
-#           MPI_TEST_LOGDIR (each case's output; default
-#           $BRAID_BUILDDIR/tests/mpi-logs, emptied as the run starts),
+#           MPI_TEST_LOGDIR (each case's output, caseN.log; default
+#           $BRAID_BUILDDIR/tests/mpi-logs; the last run's are removed),
 #           MPI_TEST_MPIRUN_ARGS (extra mpirun arguments, split on spaces;
 #           tests/multihost/run_multihost.sh passes its hostfile and launcher).
 set -u
@@ -44,11 +44,11 @@ if ldd "$so" 2>/dev/null | grep -q libasan; then san_component=1; fi
 # A component directory holding Open MPI's own components and the braid just
 # built (and no other braid, e.g. an installed one).
 compdir=$(braid_component_dir "$so" "$pkglibdir") || exit 99
-# one directory per build, emptied by the next run, so that repeated runs
-# (every case traced: ~150 MB) do not pile up
+# one directory per build whose case logs the next run replaces, so that
+# repeated runs (every case traced: ~150 MB) do not pile up
 logdir=${MPI_TEST_LOGDIR:-$builddir/tests/mpi-logs}
-rm -rf "${logdir:?}"
 mkdir -p "$logdir" || exit 99
+rm -f "$logdir"/case*.log
 trap 'rm -rf "$compdir"' EXIT
 export OMPI_MCA_mca_base_component_path=$compdir
 braid_run_as_root
