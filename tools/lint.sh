@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# lint.sh - checks of the tree: git tracks no file .gitignore ignores; and
+# lint.sh - checks of the tree: git tracks no file .gitignore ignores; every
+# unit test case sets its timeout; and
 # static analysis of braid's C code: cppcheck and gcc -fanalyzer over coll/
 # (with Open MPI's include paths), libbraid/, the transports and selection/.
 # Exit status 0 = no finding beyond the justified ones listed below.
 #
 #   tools/lint.sh          # from anywhere; needs cppcheck, gcc >= 10, mpicc
-#   tools/lint.sh --tracked   # only the first check: git tracks no file
-#                             # .gitignore ignores (skipped without .git)
+#   tools/lint.sh --tracked   # only the cheap checks: git tracks no file
+#                             # .gitignore ignores (skipped without .git),
+#                             # every unit test case sets its timeout
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -24,6 +26,22 @@ if [ -e .git ] && command -v git >/dev/null && git rev-parse --is-inside-work-tr
     else
         echo "lint: no tracked file is ignored"
     fi
+fi
+
+# ---- every Check test case sets its timeout ----
+# (Check's default is 4 s: a case that takes 2 s alone passes on a quiet
+# machine and is killed as an error when two sanitized tests share the
+# cores)
+no_timeout=$(for f in tests/unit/*.c; do
+    awk -v f="$f" '/tcase_create\(/ { n++ } /tcase_set_timeout\(/ { t++ }
+        END { if (n > t) print f ": " n " tcase_create, " t + 0 " tcase_set_timeout" }' "$f"
+done)
+if [ -n "$no_timeout" ]; then
+    echo "$no_timeout"
+    echo "lint: test cases above keep Check's 4 s default timeout (use unit_tcase or tcase_set_timeout)"
+    status=1
+else
+    echo "lint: every unit test case sets its timeout"
 fi
 [ "${1:-}" = --tracked ] && exit $status
 

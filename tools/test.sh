@@ -181,7 +181,9 @@ if [ $status -ne 0 ]; then
     # not end the script before the summary line under set -e / pipefail)
     { grep -l -E "^FAIL|^not ok|Failures: [1-9]|Errors: [1-9]" $(find "${logdirs[@]}" -name '*.log' ! -path '*-logs/*' | sort -u) 2>/dev/null || true; } |
         head -5 | while read -r f; do
-            echo "== $f"; grep -E "^FAIL|^not ok|Failures: [1-9]|Errors: [1-9]" "$f" | head -40 || true
+            # (Check's own lines, file:line:E|F:case:test:iteration: why,
+            # name the test and say why it failed or timed out)
+            echo "== $f"; grep -E "^FAIL|^not ok|Failures: [1-9]|Errors: [1-9]|:[EF]:[^:]*:[^:]*:[0-9]+: " "$f" | head -40 || true
         done || true
 fi
 passed=$((passed + fresh_passed + lint_passed)); failed=$((failed + fresh_failed + lint_failed))

@@ -913,6 +913,7 @@ int main(void)
     tcase_add_test(tl, test_builtin_follows_model);
     suite_add_tcase(s, tl);
     TCase *tr = tcase_create("print");
+    tcase_set_timeout(tr, 60);
     tcase_add_test(tr, test_print_round_trip);
     tcase_add_test(tr, test_round_trip_edges);
     tcase_add_test(tr, test_size_format);

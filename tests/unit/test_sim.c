@@ -570,6 +570,7 @@ static Suite *sim_suite(void)
 {
     Suite *s = suite_create("sim");
     TCase *tc = tcase_create("model");
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, model_one_message);
     tcase_add_test(tc, ring_inter_node_messages);
     tcase_add_test(tc, deadlock_reported);
