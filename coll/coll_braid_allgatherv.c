@@ -26,22 +26,6 @@ typedef struct vargs {
     MPI_Datatype rdtype;
 } vargs_t;
 
-/* The blocks' bytes and byte displacements (packed: one after another)
- * into bc and bd; returns the total, and the largest block in *largest. */
-static size_t byte_layout(const vargs_t *x, int P, size_t tsize, bool packed, size_t *bc,
-                          size_t *bd, size_t *largest)
-{
-    size_t total = 0;
-    *largest = 0;
-    for (int i = 0; i < P; i++) {
-        bc[i] = elems(x->rcounts[i]) * tsize;
-        bd[i] = packed ? total : (size_t)(x->displs[i] > 0 ? x->displs[i] : 0) * tsize;
-        total += bc[i];
-        if (bc[i] > *largest) *largest = bc[i];
-    }
-    return total;
-}
-
 /* This rank's block for the algorithms: the send buffer as it is, or
  * packed into `mine` (its place in the packed receive layout, or scratch) */
 static int place_mine(const vargs_t *x, bool packed, char *mine, size_t n, ptrdiff_t extent,
@@ -75,12 +59,14 @@ static int allgatherv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t 
         *hand_on = true;
         return MPI_SUCCESS;
     }
-    size_t *bc = braid_call_counts(&m->site, call.req, 0, 2 * (size_t)P), *bd = bc + P, largest;
+    size_t *bc = braid_call_counts(&m->site, call.req, 0, 2 * (size_t)P), *bd = bc + P, largest = 0;
     if (NULL == bc) return MPI_ERR_NO_MEM;
     bool packed = !mca_coll_braid_is_contiguous(x->rdtype, 2);
-    byte_layout(x, P, tsize, packed, bc, bd, &largest);
+    ptrdiff_t lo = mca_coll_braid_blocks_layout(x->rcounts, x->displs, P, tsize, packed, bc, bd);
+    for (int i = 0; i < P; i++) largest = bc[i] > largest ? bc[i] : largest;
     char *base = packed ? braid_scratch_get(call.args.scratch, BRAID_SCRATCH_GLUE_OUT, total)
-                        : mca_coll_braid_contig_base(x->rbuf, x->rdtype);
+                        : mca_coll_braid_contig_base(mca_coll_braid_shift(x->rbuf, lo, x->rdtype),
+                                                     x->rdtype);
     MPI_Aint lb, extent;
     PMPI_Type_get_extent(x->rdtype, &lb, &extent);
     char *mine = packed ? base + bd[rank]
@@ -99,12 +85,10 @@ static int allgatherv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t 
     return rc;
 }
 
-/* elements of the receive buffer from its start to the end of the last
- * block, where it is device memory (else 0: no host copy) */
-static size_t span(const vargs_t *x, int P)
+static mca_coll_braid_blocks_t rblocks(const vargs_t *x)
 {
-    mca_coll_braid_blocks_t blocks = { x->rbuf, x->rcounts, x->displs, x->rdtype };
-    return mca_coll_braid_device_span(&blocks, P);
+    mca_coll_braid_blocks_t b = { x->rbuf, x->rcounts, x->displs, x->rdtype };
+    return b;
 }
 
 static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vargs_t x)
@@ -113,10 +97,16 @@ static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, v
     mca_coll_braid_host_copies_t *hc;
     const void *none = NULL;
     bool in_place = MPI_IN_PLACE == x.sbuf;
-    /* the whole span is read first: the gaps between blocks keep their values */
+    /* the whole span of the receive buffer, from its lowest block (a
+     * displacement may be negative), is read first: the gaps between
+     * blocks keep their values */
+    mca_coll_braid_blocks_t rb = rblocks(&x);
+    size_t rn = mca_coll_braid_device_span(&rb, m->bcomm.size);
+    ptrdiff_t lo = rn ? mca_coll_braid_blocks_low(&rb, m->bcomm.size) : 0;
+    x.rbuf = mca_coll_braid_shift(x.rbuf, lo, x.rdtype);
     int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &x.sbuf, elems(x.scount),
-                                             x.sdtype, &x.rbuf, span(&x, m->bcomm.size), x.rdtype,
-                                             true);
+                                             x.sdtype, &x.rbuf, rn, x.rdtype, true);
+    x.rbuf = mca_coll_braid_shift(x.rbuf, -lo, x.rdtype);
     if (in_place) x.sbuf = MPI_IN_PLACE;
     if (MPI_SUCCESS == rc) rc = allgatherv_host(m, r, &x, &hand_on);
     if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r))
@@ -149,12 +139,21 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 {
     vargs_t x = of_request(r);
     *sn = elems(x.scount);
-    *rn = span(&x, r->m->bcomm.size);
+    mca_coll_braid_blocks_t rb = rblocks(&x);
+    *rn = mca_coll_braid_device_span(&rb, r->m->bcomm.size);
     *rfill = true;
 }
 
+static void copy_lows(const mca_coll_braid_request_t *r, ptrdiff_t *slo, ptrdiff_t *rlo)
+{
+    vargs_t x = of_request(r);
+    mca_coll_braid_blocks_t rb = rblocks(&x);
+    *slo = 0;
+    *rlo = mca_coll_braid_blocks_low(&rb, r->m->bcomm.size);
+}
+
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHERV, run, prev_nonblocking,
-                                                copies };
+                                                copies, copy_lows };
 
 static void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
                  void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rdtype)

@@ -65,18 +65,25 @@ static int alltoallv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vv
     int P = m->bcomm.size;
     bool in_place = MPI_IN_PLACE == x.s.buf, hand_on;
     const void *none = NULL;
-    void *rbuf = (void *)x.r.buf;
+    size_t sn = in_place ? 0 : mca_coll_braid_device_span(&x.s, P);
+    size_t rn = mca_coll_braid_device_span(&x.r, P);
+    /* each copy starts at its side's lowest block (a displacement may be
+     * negative) */
+    ptrdiff_t slo = sn ? mca_coll_braid_blocks_low(&x.s, P) : 0;
+    ptrdiff_t rlo = rn ? mca_coll_braid_blocks_low(&x.r, P) : 0;
+    const void *sbuf = mca_coll_braid_shift(x.s.buf, slo, x.s.dtype);
+    void *rbuf = mca_coll_braid_shift(x.r.buf, rlo, x.r.dtype);
     mca_coll_braid_host_copies_t *hc;
     /* the receive span is read first: its gaps keep their values */
-    int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &x.s.buf,
-                                             in_place ? 0 : mca_coll_braid_device_span(&x.s, P), x.s.dtype, &rbuf,
-                                             mca_coll_braid_device_span(&x.r, P), x.r.dtype, true);
-    x.r.buf = rbuf;
-    if (in_place) x.s.buf = MPI_IN_PLACE;
+    int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &sbuf, sn, x.s.dtype, &rbuf,
+                                             rn, x.r.dtype, true);
+    x.s.buf = in_place ? MPI_IN_PLACE : mca_coll_braid_shift(sbuf, -slo, x.s.dtype);
+    x.r.buf = mca_coll_braid_shift(rbuf, -rlo, x.r.dtype);
     if (MPI_SUCCESS == rc) rc = alltoallv_host(m, r, &x, &hand_on);
     if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r))
-        rc = m->prev.coll_alltoallv(x.s.buf, x.s.counts, x.s.displs, x.s.dtype, rbuf, x.r.counts,
-                                    x.r.displs, x.r.dtype, m->comm, m->prev.coll_alltoallv_module);
+        rc = m->prev.coll_alltoallv(x.s.buf, x.s.counts, x.s.displs, x.s.dtype, (void *)x.r.buf,
+                                    x.r.counts, x.r.displs, x.r.dtype, m->comm,
+                                    m->prev.coll_alltoallv_module);
     return mca_coll_braid_host_copies_close(hc, rc);
 }
 
@@ -110,8 +117,16 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
     *rfill = true;
 }
 
+static void copy_lows(const mca_coll_braid_request_t *r, ptrdiff_t *slo, ptrdiff_t *rlo)
+{
+    vvargs_t x = of_request(r);
+    int P = r->m->bcomm.size;
+    *slo = MPI_IN_PLACE == r->sbuf ? 0 : mca_coll_braid_blocks_low(&x.s, P);
+    *rlo = mca_coll_braid_blocks_low(&x.r, P);
+}
+
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLTOALLV, run, prev_nonblocking,
-                                                copies };
+                                                copies, copy_lows };
 
 static void args(mca_coll_braid_request_t *r, const void *sbuf, const int *scounts,
                  const int *sdispls, MPI_Datatype sdtype, void *rbuf, const int *rcounts,

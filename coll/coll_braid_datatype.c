@@ -134,19 +134,53 @@ int mca_coll_braid_stage_out(braid_scratch_t *s, MPI_Datatype dtype, size_t coun
 
 static size_t elems(int n) { return n > 0 ? (size_t)n : 0; }
 
+ptrdiff_t mca_coll_braid_blocks_low(const mca_coll_braid_blocks_t *b, int P)
+{
+    ptrdiff_t lo = 0;
+    for (int i = 0; i < P; i++)
+        if (b->counts[i] > 0 && b->displs[i] < lo) lo = b->displs[i];
+    return lo;
+}
+
 size_t mca_coll_braid_blocks_span(const mca_coll_braid_blocks_t *b, int P)
 {
-    size_t end = 0;
+    ptrdiff_t end = 0;
     for (int i = 0; i < P; i++) {
-        size_t e = (size_t)(b->displs[i] > 0 ? b->displs[i] : 0) + elems(b->counts[i]);
-        if (elems(b->counts[i]) && e > end) end = e;
+        ptrdiff_t e = (ptrdiff_t)b->displs[i] + (ptrdiff_t)elems(b->counts[i]);
+        if (b->counts[i] > 0 && e > end) end = e;
     }
-    return end;
+    return (size_t)(end - mca_coll_braid_blocks_low(b, P));
 }
 
 size_t mca_coll_braid_device_span(const mca_coll_braid_blocks_t *b, int P)
 {
     return mca_coll_braid_is_device(b->buf) ? mca_coll_braid_blocks_span(b, P) : 0;
+}
+
+void *mca_coll_braid_shift(const void *p, ptrdiff_t n, struct ompi_datatype_t *dt)
+{
+    if (0 == n || NULL == p || MPI_IN_PLACE == p) return (void *)p;
+    MPI_Aint lb, extent;
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    return (char *)p + n * (ptrdiff_t)extent;
+}
+
+ptrdiff_t mca_coll_braid_blocks_layout(const int *counts, const int *displs, int P, size_t tsize,
+                                       bool packed, size_t *bc, size_t *bd)
+{
+    ptrdiff_t lo = 0;
+    size_t total = 0;
+    for (int i = 0; i < P; i++) {
+        bc[i] = elems(counts[i]) * tsize;
+        if (!packed && bc[i] && displs[i] < lo) lo = displs[i];
+    }
+    /* an empty block is read and written nowhere: its displacement may be
+     * anything, and 0 keeps it inside the buffer */
+    for (int i = 0; i < P; i++) {
+        bd[i] = packed ? total : bc[i] ? (size_t)((ptrdiff_t)displs[i] - lo) * tsize : 0;
+        total += bc[i];
+    }
+    return lo;
 }
 
 /* where block i starts in the user's buffer */
@@ -164,12 +198,10 @@ char *mca_coll_braid_blocks_bytes(braid_scratch_t *scratch, int slot, const mca_
     /* dense: elements next to each other, so a displacement in elements
      * is one in bytes times the size */
     *packed = !mca_coll_braid_is_contiguous(b->dtype, 2);
-    for (int i = 0; i < P; i++) {
-        bc[i] = elems(b->counts[i]) * tsize;
-        bd[i] = *packed ? total : (size_t)(b->displs[i] > 0 ? b->displs[i] : 0) * tsize;
-        total += bc[i];
-    }
-    if (!*packed) return mca_coll_braid_contig_base(b->buf, b->dtype);
+    ptrdiff_t lo = mca_coll_braid_blocks_layout(b->counts, b->displs, P, tsize, *packed, bc, bd);
+    if (!*packed)
+        return mca_coll_braid_contig_base(mca_coll_braid_shift(b->buf, lo, b->dtype), b->dtype);
+    for (int i = 0; i < P; i++) total += bc[i];
     char *tmp = braid_scratch_get(scratch, slot, total ? total : 1);
     if (NULL == tmp) {
         *rc = MPI_ERR_NO_MEM;

@@ -123,15 +123,19 @@ static int vrooted(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, brai
     copy_counts(gather, is_root, &x, m->bcomm.size, &bn, &on, &ofill);
     bool in_place = MPI_IN_PLACE == x.own;
     const void *none = NULL;
-    void *blocks = (void *)x.blocks.buf, *own = (void *)x.own;
+    /* the blocks' copy starts at the lowest one (a displacement may be
+     * negative) */
+    ptrdiff_t lo = bn ? mca_coll_braid_blocks_low(&x.blocks, m->bcomm.size) : 0;
+    void *blocks = mca_coll_braid_shift(x.blocks.buf, lo, x.blocks.dtype), *own = (void *)x.own;
     mca_coll_braid_host_copies_t *hc;
+    const void **sent_blocks = (const void **)&blocks;
     int rc = gather ? mca_coll_braid_host_copies_open(&hc, 0 == on ? &none : &x.own, on, x.own_dtype,
                                                       0 == bn ? NULL : &blocks, bn, x.blocks.dtype, true)
-                    : mca_coll_braid_host_copies_open(&hc, 0 == bn ? &none : &x.blocks.buf, bn,
+                    : mca_coll_braid_host_copies_open(&hc, 0 == bn ? &none : sent_blocks, bn,
                                                       x.blocks.dtype, 0 == on ? NULL : &own, on,
                                                       x.own_dtype, ofill);
-    if (gather) x.blocks.buf = blocks;
-    else x.own = own;
+    x.blocks.buf = mca_coll_braid_shift(blocks, -lo, x.blocks.dtype);
+    if (!gather) x.own = own;
     if (in_place) x.own = MPI_IN_PLACE;
     if (MPI_SUCCESS == rc) rc = vrooted_host(m, r, coll, &x, &hand_on);
     if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r)) rc = call_prev(m, gather, &x);
@@ -189,10 +193,21 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
     *rfill = gather || fill;
 }
 
+/* the root's blocks' copy starts at the lowest one */
+static void copy_lows(const mca_coll_braid_request_t *r, ptrdiff_t *slo, ptrdiff_t *rlo)
+{
+    vrooted_t x = of_request(r);
+    int P = r->m->bcomm.size;
+    ptrdiff_t lo = r->m->bcomm.rank == x.root ? mca_coll_braid_blocks_low(&x.blocks, P) : 0;
+    bool gather = BRAID_COLL_GATHERV == r->family->coll;
+    *slo = gather ? 0 : lo;
+    *rlo = gather ? lo : 0;
+}
+
 static const mca_coll_braid_family_t gatherv_family = { BRAID_COLL_GATHERV, run, prev_igatherv,
-                                                        copies };
+                                                        copies, copy_lows };
 static const mca_coll_braid_family_t scatterv_family = { BRAID_COLL_SCATTERV, run, prev_iscatterv,
-                                                         copies };
+                                                         copies, copy_lows };
 
 /* ------------------------------------------------------------------ */
 /* entry points                                                        */

@@ -110,14 +110,28 @@ typedef struct mca_coll_braid_blocks {
     const int *counts, *displs;
     struct ompi_datatype_t *dtype;
 } mca_coll_braid_blocks_t;
-/* elements of buf from its start to the end of its last non-empty block */
+/* MPI lets a displacement be negative: buf need not be where the memory
+ * the blocks lie in starts. The lowest displacement of a non-empty block,
+ * or 0 when none is below 0 (elements, <= 0): */
+ptrdiff_t mca_coll_braid_blocks_low(const mca_coll_braid_blocks_t *b, int P);
+/* elements from there to the end of the last non-empty block */
 size_t mca_coll_braid_blocks_span(const mca_coll_braid_blocks_t *b, int P);
-/* the same where buf is device memory (what its host copy holds), else 0:
- * host memory needs no copy, and the span's loop over P counts is spared */
+/* the same where buf is device memory (what its host copy holds, from
+ * buf + low extents on), else 0: host memory needs no copy, and the
+ * span's loop over P counts is spared */
 size_t mca_coll_braid_device_span(const mca_coll_braid_blocks_t *b, int P);
+/* p moved by n extents of dt (NULL and MPI_IN_PLACE stay) */
+void *mca_coll_braid_shift(const void *p, ptrdiff_t n, struct ompi_datatype_t *dt);
+/* The byte sizes of P blocks of tsize-byte elements into bc, and their
+ * byte displacements into bd: one after another when packed, else at
+ * their displacements counted from the lowest (the return, in elements;
+ * 0 when packed). */
+ptrdiff_t mca_coll_braid_blocks_layout(const int *counts, const int *displs, int P, size_t tsize,
+                                       bool packed, size_t *bc, size_t *bd);
 /* The blocks as bytes for the algorithms: their sizes and byte
  * displacements into bc and bd (P entries each), and the bytes: the
- * user's buffer itself when the type is dense (extent = size), else
+ * user's buffer itself, from its lowest block on, when the type is dense
+ * (extent = size), else
  * scratch slot `slot` with the blocks one after another, packed in from
  * the user's buffer when `read`. NULL: out of memory or a pack failed (*rc
  * says which). */

@@ -160,12 +160,19 @@ static bool on_device(const mca_coll_braid_request_t *r)
 static int open_host_copies(mca_coll_braid_request_t *r)
 {
     size_t sn = 0, rn = 0;
+    ptrdiff_t slo = 0, rlo = 0;
     bool rfill = false;
     const void *none = NULL, **sp = MPI_IN_PLACE == r->sbuf || NULL == r->sbuf ? &none : &r->sbuf;
     r->family->copies(r, &sn, &rn, &rfill);
+    if (NULL != r->family->copy_lows) r->family->copy_lows(r, &slo, &rlo);
     MPI_Datatype st = NULL != r->a.sdtype ? r->a.sdtype : r->a.dtype;
-    return mca_coll_braid_host_copies_open(&r->hc, sp, sn, st, 0 == rn ? NULL : &r->rbuf, rn,
-                                           r->a.dtype, rfill);
+    r->sbuf = mca_coll_braid_shift(r->sbuf, slo, st);
+    r->rbuf = mca_coll_braid_shift(r->rbuf, rlo, r->a.dtype);
+    int rc = mca_coll_braid_host_copies_open(&r->hc, sp, sn, st, 0 == rn ? NULL : &r->rbuf, rn,
+                                             r->a.dtype, rfill);
+    r->sbuf = mca_coll_braid_shift(r->sbuf, -slo, st);
+    r->rbuf = mca_coll_braid_shift(r->rbuf, -rlo, r->a.dtype);
+    return rc;
 }
 
 static int close_copies(mca_coll_braid_request_t *r, int rc)

@@ -33,14 +33,17 @@ typedef struct {
 typedef struct mca_coll_braid_request mca_coll_braid_request_t;
 
 /* What a family gives the request: its blocking path on the request's
- * arguments, the previous module's nonblocking function for them, and the
+ * arguments, the previous module's nonblocking function for them, the
  * elements of the host copies of its device buffers (send, receive;
- * rfill: the receive copy is read from the device first). */
+ * rfill: the receive copy is read from the device first), and where
+ * those copies start: elements of the buffer's type before its address
+ * (<= 0: the v forms' negative displacements; NULL: at the addresses). */
 typedef struct mca_coll_braid_family {
     braid_coll_t coll;
     int (*run)(mca_coll_braid_request_t *r);
     int (*prev_nonblocking)(mca_coll_braid_request_t *r, ompi_request_t **req);
     void (*copies)(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill);
+    void (*copy_lows)(const mca_coll_braid_request_t *r, ptrdiff_t *slo, ptrdiff_t *rlo);
 } mca_coll_braid_family_t;
 
 struct mca_coll_braid_request {

@@ -14,6 +14,9 @@
  *   - contiguous ints against a strided receive type (an int, extent two
  *     ints: displacements count pairs of ints) whose holes must keep their
  *     values, and a strided send type against contiguous ints;
+ *   - the receive buffer argument in the middle of the layout and the
+ *     displacements counted from there, the lower ones below 0 (MPI_INT,
+ *     the strided receive type, and in place; blocking and nonblocking);
  *   - three MPI_Iallgatherv outstanding at once, waited for in reverse
  *     order;
  *   - MPI_Allgatherv_init started three times with new values, freed.
@@ -37,6 +40,7 @@ typedef struct {
     MPI_Comm comm;
     int P, me, n, pattern;
     int *counts, *displs;     /* every rank's block: its count and displacement */
+    int shift, *below;        /* the layout's middle, and displs less it (some below 0) */
     size_t span;              /* elements from 0 to the end of the last block, at least 1 */
     MPI_Datatype every_other; /* an int, extent two ints */
 } run_t;
@@ -55,6 +59,8 @@ static void layout(run_t *t)
     for (int i = 0; i < t->P; i++)
         if ((size_t)t->displs[i] + (size_t)t->counts[i] > t->span)
             t->span = (size_t)t->displs[i] + (size_t)t->counts[i];
+    t->shift = (int)(t->span / 2);
+    for (int i = 0; i < t->P; i++) t->below[i] = t->displs[i] - t->shift;
 }
 
 /* rank s's block, its elements stride ints apart */
@@ -129,6 +135,22 @@ static void blocking(const run_t *t, int *s, int *r, int *s0)
     MPI_Allgatherv(s, mine, t->every_other, r, t->counts, t->displs, MPI_INT, t->comm);
     check_all(t, r, 1, 3, "allgatherv, strided send type");
     unchanged(t, s, s0, 2 * blk, "allgatherv, strided send type");
+
+    /* the receive buffer argument in the middle: displacements below 0 */
+    for (int stride = 1; stride <= 2; stride++) {
+        fill_block(s, t->me, mine, 1, 30 + stride);
+        memcpy(s0, s, blk * sizeof(int));
+        clear(r, (size_t)stride * t->span);
+        MPI_Allgatherv(s, mine, MPI_INT, r + stride * t->shift, t->counts, t->below,
+                       1 == stride ? MPI_INT : t->every_other, t->comm);
+        check_all(t, r, stride, 30 + stride, "allgatherv, displacements below 0");
+        unchanged(t, s, s0, blk, "allgatherv, displacements below 0");
+    }
+    clear(r, t->span);
+    fill_block(r + t->displs[t->me], t->me, mine, 1, 33);
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r + t->shift, t->counts, t->below, MPI_INT,
+                   t->comm);
+    check_all(t, r, 1, 33, "allgatherv in place, displacements below 0");
 }
 
 static void requests(const run_t *t)
@@ -153,6 +175,14 @@ static void requests(const run_t *t)
         check_all(t, rb[k], 1, 10 + k, "iallgatherv");
     }
 
+    /* displacements below 0 */
+    fill_block(sb[0], t->me, mine, 1, 34);
+    clear(rb[0], t->span);
+    MPI_Iallgatherv(sb[0], mine, MPI_INT, rb[0] + t->shift, t->counts, t->below, MPI_INT, t->comm,
+                    &req[0]);
+    MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+    check_all(t, rb[0], 1, 34, "iallgatherv, displacements below 0");
+
     /* persistent, started three times with new values */
     MPI_Request preq;
     Allgatherv_init(sb[0], mine, MPI_INT, rb[0], t->counts, t->displs, MPI_INT, t->comm, MPI_INFO_NULL,
@@ -173,11 +203,12 @@ static void requests(const run_t *t)
 
 static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
 {
-    run_t t = { comm, 0, 0, n, 0, NULL, NULL, 0, every_other };
+    run_t t = { comm, 0, 0, n, 0, NULL, NULL, 0, NULL, 0, every_other };
     MPI_Comm_size(comm, &t.P);
     MPI_Comm_rank(comm, &t.me);
     t.counts = malloc((size_t)t.P * sizeof(int));
     t.displs = malloc((size_t)t.P * sizeof(int));
+    t.below = malloc((size_t)t.P * sizeof(int));
     for (t.pattern = 0; t.pattern < 3; t.pattern++) {
         layout(&t);
         /* twice over for the strided types */
@@ -192,6 +223,7 @@ static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
     }
     free(t.counts);
     free(t.displs);
+    free(t.below);
 }
 
 int main(int argc, char **argv)

@@ -16,6 +16,9 @@
  *   - contiguous ints against a strided receive type (an int, extent two
  *     ints: displacements count pairs of ints) whose holes must keep
  *     their values, and a strided send type against contiguous ints;
+ *   - the buffer arguments in the middle of their layouts and the
+ *     displacements counted from there, the lower ones below 0 (MPI_INT,
+ *     the strided receive type, in place; blocking and nonblocking);
  *   - three MPI_Ialltoallv outstanding at once, waited for in reverse;
  *   - MPI_Alltoallv_init started three times with new values, freed;
  *   the last two also in place (every request of the symmetric counts).
@@ -42,6 +45,8 @@ typedef struct {
     int P, me, n, pattern;
     int *sc, *sd, *rc, *rd;   /* this rank's send and receive counts and displacements */
     size_t sspan, rspan;      /* elements of the send and receive layouts, at least 1 */
+    int sshift, rshift;       /* the layouts' middles */
+    int *sbelow, *rbelow;     /* sd and rd less them (some below 0) */
     MPI_Datatype every_other; /* an int, extent two ints */
 } run_t;
 
@@ -68,6 +73,12 @@ static void layout(run_t *t)
         at += (size_t)t->rc[s] + (size_t)((s + 1) % 2) + 1;
     }
     t->rspan = at ? at : 1;
+    t->sshift = (int)(t->sspan / 2);
+    t->rshift = (int)(t->rspan / 2);
+    for (int q = 0; q < t->P; q++) {
+        t->sbelow[q] = t->sd[q] - t->sshift;
+        t->rbelow[q] = t->rd[q] - t->rshift;
+    }
 }
 
 static void clear(int *b, size_t len)
@@ -116,6 +127,12 @@ static void blocking(const run_t *t, int *s, int *r, int *s0)
         fill(t, r, t->rc, t->rd, 1, 1);
         MPI_Alltoallv(MPI_IN_PLACE, t->rc, t->rd, MPI_DATATYPE_NULL, r, t->rc, t->rd, MPI_INT, t->comm);
         check_all(t, r, 1, 1, "alltoallv in place");
+        /* the buffer argument in the middle: displacements below 0 */
+        clear(r, t->rspan);
+        fill(t, r, t->rc, t->rd, 1, 30);
+        MPI_Alltoallv(MPI_IN_PLACE, t->rc, t->rbelow, MPI_DATATYPE_NULL, r + t->rshift, t->rc, t->rbelow,
+                      MPI_INT, t->comm);
+        check_all(t, r, 1, 30, "alltoallv in place, displacements below 0");
         return;
     }
     clear(s, t->sspan);
@@ -142,6 +159,18 @@ static void blocking(const run_t *t, int *s, int *r, int *s0)
     MPI_Alltoallv(s, t->sc, t->sd, t->every_other, r, t->rc, t->rd, MPI_INT, t->comm);
     check_all(t, r, 1, 3, "alltoallv, strided send type");
     unchanged(t, s, s0, 2 * t->sspan, "alltoallv, strided send type");
+
+    /* the buffer arguments in the middle: displacements below 0 */
+    for (int stride = 1; stride <= 2; stride++) {
+        clear(s, t->sspan);
+        fill(t, s, t->sc, t->sd, 1, 30 + stride);
+        memcpy(s0, s, t->sspan * sizeof(int));
+        clear(r, (size_t)stride * t->rspan);
+        MPI_Alltoallv(s + t->sshift, t->sc, t->sbelow, MPI_INT, r + stride * t->rshift, t->rc, t->rbelow,
+                      1 == stride ? MPI_INT : t->every_other, t->comm);
+        check_all(t, r, stride, 30 + stride, "alltoallv, displacements below 0");
+        unchanged(t, s, s0, t->sspan, "alltoallv, displacements below 0");
+    }
 }
 
 /* this request's input: sb, or (in place, the symmetric counts) rb in
@@ -177,6 +206,13 @@ static void requests(const run_t *t)
         MPI_Wait(&req[k], MPI_STATUS_IGNORE);
         check_all(t, rb[k], 1, 10 + k, ip ? "ialltoallv in place" : "ialltoallv");
     }
+    /* displacements below 0 */
+    input(t, sb[0], rb[0], 33);
+    MPI_Ialltoallv(ip ? MPI_IN_PLACE : (const void *)(sb[0] + t->sshift), t->sc, t->sbelow, stype,
+                   rb[0] + t->rshift, t->rc, t->rbelow, MPI_INT, t->comm, &req[0]);
+    MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+    check_all(t, rb[0], 1, 33,
+              ip ? "ialltoallv in place, displacements below 0" : "ialltoallv, displacements below 0");
     MPI_Request preq;
     Alltoallv_init(in[0], t->sc, t->sd, stype, rb[0], t->rc, t->rd, MPI_INT, t->comm, MPI_INFO_NULL, &preq);
     for (int round = 0; round < 3; round++) {
@@ -194,13 +230,12 @@ static void requests(const run_t *t)
 
 static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
 {
-    run_t t = { comm, 0, 0, n, 0, NULL, NULL, NULL, NULL, 0, 0, every_other };
+    run_t t = { comm, 0, 0, n, 0, NULL, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL, every_other };
     MPI_Comm_size(comm, &t.P);
     MPI_Comm_rank(comm, &t.me);
-    for (int k = 0; k < 4; k++) {
-        int **a = k == 0 ? &t.sc : k == 1 ? &t.sd : k == 2 ? &t.rc : &t.rd;
-        *a = malloc((size_t)t.P * sizeof(int));
-    }
+    int **arrays[] = { &t.sc, &t.sd, &t.rc, &t.rd, &t.sbelow, &t.rbelow };
+    for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
+        *arrays[k] = malloc((size_t)t.P * sizeof(int));
     for (t.pattern = 0; t.pattern < 3; t.pattern++) {
         layout(&t);
         /* twice over for the strided types */
@@ -212,10 +247,7 @@ static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
         free(s0);
         free(r);
     }
-    free(t.sc);
-    free(t.sd);
-    free(t.rc);
-    free(t.rd);
+    for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) free(*arrays[k]);
 }
 
 int main(int argc, char **argv)

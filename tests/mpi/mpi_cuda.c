@@ -15,7 +15,9 @@
  * MPI_Scan and MPI_Exscan (int sums, staged like allreduce), with uneven
  * counts including a zero, displacements in reverse rank order whose gaps
  * must keep their values, roots 0 and P - 1, and in place (at the root, on
- * every rank, or on some ranks for the scans).
+ * every rank, or on some ranks for the scans); the v forms also with the
+ * buffer arguments in the middle of their layouts (displacements below 0),
+ * blocking and nonblocking.
  *
  * MPI_Iallreduce with MPI_Ibcast outstanding, and a persistent allreduce
  * started three times with new inputs, on the same mixes: braid runs a
@@ -594,6 +596,32 @@ static int xv(int src, int dst, size_t i, int k)
 }
 static int gap_value(size_t j) { return -1 - (int)(j % 1000003u); }   /* < 0, xv >= 0 */
 
+/* How a v collective is called, by k % 3: blocking; blocking with the
+ * buffer arguments in the middle of their layouts and the displacements
+ * counted from there (the lower ones below 0); nonblocking, likewise. */
+enum { V_PLAIN, V_BELOW, V_NONBLOCKING_BELOW };
+static const char *v_way_name[] = { "", ", displacements below 0",
+                                    ", nonblocking, displacements below 0" };
+
+/* displs less shift (a new array) */
+static int *lowered(const int *displs, int P, int shift)
+{
+    int *d = malloc((size_t)P * sizeof(int));
+    for (int q = 0; q < P; q++) d[q] = displs[q] - shift;
+    return d;
+}
+
+/* p moved by shift ints (NULL and MPI_IN_PLACE stay) */
+static void *ints_in(void *p, int shift)
+{
+    return NULL == p || MPI_IN_PLACE == p ? p : (int *)p + shift;
+}
+
+static int v_wait(int rc, MPI_Request *req)
+{
+    return MPI_SUCCESS == rc ? MPI_Wait(req, MPI_STATUS_IGNORE) : rc;
+}
+
 static void kinds(int rank, int k, int salt, where_t *sw, where_t *dw)
 {
     *sw = (where_t)((rank + k + salt) % WHERE_N);
@@ -687,17 +715,26 @@ static void test_alltoallv(MPI_Comm comm, size_t n, int k)
     buf_t sb = buf_alloc(sw, slen * sizeof(int)), rb = buf_alloc(dw, rlen * sizeof(int));
     if (!in_place) buf_put(&sb, h, slen * sizeof(int));
     buf_put(&rb, img, rlen * sizeof(int));
-    int rc = MPI_Alltoallv(in_place ? MPI_IN_PLACE : sb.p, sc, sd, MPI_INT, rb.p, rcnt, rd, MPI_INT,
-                           comm);
+    int way = k % 3, ss = V_PLAIN == way ? 0 : (int)slen / 2, rs = V_PLAIN == way ? 0 : (int)rlen / 2;
+    int *sdl = lowered(sd, P, ss), *rdl = lowered(rd, P, rs), rc;
+    void *sp = in_place ? MPI_IN_PLACE : ints_in(sb.p, ss);
+    MPI_Request req;
+    if (V_NONBLOCKING_BELOW == way)
+        rc = v_wait(MPI_Ialltoallv(sp, sc, sdl, MPI_INT, ints_in(rb.p, rs), rcnt, rdl, MPI_INT, comm,
+                                   &req),
+                    &req);
+    else
+        rc = MPI_Alltoallv(sp, sc, sdl, MPI_INT, ints_in(rb.p, rs), rcnt, rdl, MPI_INT, comm);
     buf_get(&rb, got, rlen * sizeof(int));
     size_t wrong, gaps;
     count_wrong(got, want, rlen, &wrong, &gaps);
     mt_check(MPI_SUCCESS == rc && 0 == wrong && 0 == gaps,
-             "alltoallv n=%zu np=%d send=%s recv=%s%s: rc=%d, %zu wrong, %zu gap elements changed",
-             n, P, where_name[sw], where_name[dw], in_place ? " (in place)" : "", rc, wrong, gaps);
+             "alltoallv n=%zu np=%d send=%s recv=%s%s%s: rc=%d, %zu wrong, %zu gap elements changed",
+             n, P, where_name[sw], where_name[dw], in_place ? " (in place)" : "", v_way_name[way], rc,
+             wrong, gaps);
     buf_free(&sb);
     buf_free(&rb);
-    free(sc); free(sd); free(rcnt); free(rd);
+    free(sc); free(sd); free(rcnt); free(rd); free(sdl); free(rdl);
     free(h); free(img); free(want); free(got);
 }
 
@@ -738,17 +775,25 @@ static void test_allgatherv(MPI_Comm comm, size_t n, int k)
     buf_t sb = buf_alloc(sw, mine * sizeof(int)), rb = buf_alloc(dw, len * sizeof(int));
     if (!in_place) buf_put(&sb, h, mine * sizeof(int));
     buf_put(&rb, img, len * sizeof(int));
-    int rc = MPI_Allgatherv(in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT, rb.p, counts,
-                            displs, MPI_INT, comm);
+    int way = k % 3, rs = V_PLAIN == way ? 0 : (int)len / 2, *dl = lowered(displs, P, rs), rc;
+    void *sp = in_place ? MPI_IN_PLACE : sb.p;
+    MPI_Request req;
+    if (V_NONBLOCKING_BELOW == way)
+        rc = v_wait(MPI_Iallgatherv(sp, (int)mine, MPI_INT, ints_in(rb.p, rs), counts, dl, MPI_INT,
+                                    comm, &req),
+                    &req);
+    else
+        rc = MPI_Allgatherv(sp, (int)mine, MPI_INT, ints_in(rb.p, rs), counts, dl, MPI_INT, comm);
     buf_get(&rb, got, len * sizeof(int));
     size_t wrong, gaps;
     count_wrong(got, want, len, &wrong, &gaps);
     mt_check(MPI_SUCCESS == rc && 0 == wrong && 0 == gaps,
-             "allgatherv n=%zu np=%d send=%s recv=%s%s: rc=%d, %zu wrong, %zu gap elements changed",
-             n, P, where_name[sw], where_name[dw], in_place ? " (in place)" : "", rc, wrong, gaps);
+             "allgatherv n=%zu np=%d send=%s recv=%s%s%s: rc=%d, %zu wrong, %zu gap elements changed",
+             n, P, where_name[sw], where_name[dw], in_place ? " (in place)" : "", v_way_name[way], rc,
+             wrong, gaps);
     buf_free(&sb);
     buf_free(&rb);
-    free(counts); free(displs);
+    free(counts); free(displs); free(dl);
     free(h); free(img); free(want); free(got);
 }
 
@@ -846,15 +891,23 @@ static void test_gatherv_scatterv(MPI_Comm comm, size_t n, int k)
     if (in_place) memcpy(img + displs[root], own, mine * sizeof(int));
     else buf_put(&sb, own, olen * sizeof(int));
     if (is_root) buf_put(&rb, img, len * sizeof(int));
-    int rc = MPI_Gatherv(in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT,
-                         is_root ? rb.p : NULL, counts, displs, MPI_INT, root, comm);
+    int way = k % 3, rs = V_PLAIN == way ? 0 : (int)len / 2, *dl = lowered(displs, P, rs), rc;
+    void *rp = is_root ? ints_in(rb.p, rs) : NULL;
+    MPI_Request req;
+    if (V_NONBLOCKING_BELOW == way)
+        rc = v_wait(MPI_Igatherv(in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT, rp, counts, dl,
+                                 MPI_INT, root, comm, &req),
+                    &req);
+    else
+        rc = MPI_Gatherv(in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT, rp, counts, dl, MPI_INT, root,
+                         comm);
     if (is_root) {
         buf_get(&rb, got, len * sizeof(int));
         count_wrong(got, want, len, &wrong, &gaps);
         mt_check(MPI_SUCCESS == rc && 0 == wrong && 0 == gaps,
-                 "gatherv n=%zu np=%d root=%d send=%s recv=%s%s: rc=%d, %zu wrong, "
+                 "gatherv n=%zu np=%d root=%d send=%s recv=%s%s%s: rc=%d, %zu wrong, "
                  "%zu gap elements changed", n, P, root, where_name[sw], where_name[dw],
-                 in_place ? " (in place)" : "", rc, wrong, gaps);
+                 in_place ? " (in place)" : "", v_way_name[way], rc, wrong, gaps);
     } else {
         mt_check(MPI_SUCCESS == rc, "gatherv np=%d root=%d send=%s: rc=%d", P, root,
                  where_name[sw], rc);
@@ -870,8 +923,12 @@ static void test_gatherv_scatterv(MPI_Comm comm, size_t n, int k)
     }
     if (is_root) buf_put(&rb, img, len * sizeof(int));
     if (!in_place) buf_put(&sb, own, olen * sizeof(int));
-    rc = MPI_Scatterv(is_root ? rb.p : NULL, counts, displs, MPI_INT,
-                      in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT, root, comm);
+    if (V_NONBLOCKING_BELOW == way)
+        rc = v_wait(MPI_Iscatterv(rp, counts, dl, MPI_INT, in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT,
+                                  root, comm, &req), &req);
+    else
+        rc = MPI_Scatterv(rp, counts, dl, MPI_INT, in_place ? MPI_IN_PLACE : sb.p, (int)mine, MPI_INT, root,
+                          comm);
     if (in_place) {
         buf_get(&rb, got, len * sizeof(int));
         count_wrong(got, img, len, &wrong, &gaps);
@@ -880,12 +937,12 @@ static void test_gatherv_scatterv(MPI_Comm comm, size_t n, int k)
         count_wrong(got, want, olen, &wrong, &gaps);
     }
     mt_check(MPI_SUCCESS == rc && 0 == wrong && 0 == gaps,
-             "scatterv %zu ints np=%d root=%d send=%s recv=%s%s: rc=%d, %zu wrong, "
+             "scatterv %zu ints np=%d root=%d send=%s recv=%s%s%s: rc=%d, %zu wrong, "
              "%zu beyond the block changed", mine, P, root, where_name[dw], where_name[sw],
-             in_place ? " (in place)" : "", rc, wrong, gaps);
+             in_place ? " (in place)" : "", v_way_name[way], rc, wrong, gaps);
     buf_free(&sb);
     buf_free(&rb);
-    free(counts); free(displs);
+    free(counts); free(displs); free(dl);
     free(img); free(want); free(got); free(own);
 }
 

@@ -23,6 +23,10 @@
  *     unmodified);
  *   - MPI_Scatterv with a strided receive type (holes kept) and with a
  *     strided send type at the root;
+ *   - both with the root's buffer argument in the middle of its layout
+ *     and the displacements counted from there, the lower ones below 0
+ *     (MPI_INT, and the strided type at the root), blocking and
+ *     nonblocking;
  *   - three MPI_Igatherv and three MPI_Iscatterv outstanding at once, the
  *     middle one without the root-only arguments at the non-roots, waited
  *     for in reverse order;
@@ -52,6 +56,7 @@ typedef struct {
     MPI_Comm comm;
     int P, me, n, root;
     int *counts, *displs;     /* every rank's block: its count and displacement at the root */
+    int shift, *below;        /* the layout's middle, and displs less it (some below 0) */
     size_t span;              /* elements of the root's layout, TAIL included; covers any one block too */
     MPI_Datatype every_other; /* an int, extent two ints */
 } run_t;
@@ -67,6 +72,8 @@ static void layout(run_t *t)
         at += (size_t)t->counts[s];
     }
     t->span = at + TAIL;
+    t->shift = (int)(t->span / 2);
+    for (int s = 0; s < t->P; s++) t->below[s] = t->displs[s] - t->shift;
 }
 
 static void clear(int *b, size_t len)
@@ -177,6 +184,18 @@ static void gatherv(const run_t *t, int *s, int *r, int *s0)
     MPI_Gatherv(s, mine, MPI_INT, r, t->counts, t->displs, t->every_other, t->root, t->comm);
     if (am_root) check_layout(t, r, 2, 3, "gatherv, strided receive type");
     unchanged(t, s, s0, len, "gatherv, strided receive type");
+
+    /* the root's buffer argument in the middle: displacements below 0 */
+    for (int stride = 1; stride <= 2; stride++) {
+        clear(s, len);
+        fill_block(s, t->me, mine, 1, 30 + stride);
+        memcpy(s0, s, len * sizeof(int));
+        if (am_root) clear(r, (size_t)stride * len);
+        MPI_Gatherv(s, mine, MPI_INT, r + stride * t->shift, t->counts, t->below,
+                    1 == stride ? MPI_INT : t->every_other, t->root, t->comm);
+        if (am_root) check_layout(t, r, stride, 30 + stride, "gatherv, displacements below 0");
+        unchanged(t, s, s0, len, "gatherv, displacements below 0");
+    }
 }
 
 static void scatterv(const run_t *t, int *s, int *r, int *s0)
@@ -232,6 +251,20 @@ static void scatterv(const run_t *t, int *s, int *r, int *s0)
     MPI_Scatterv(s, t->counts, t->displs, t->every_other, r, mine, MPI_INT, t->root, t->comm);
     check_mine(t, r, 1, 7, "scatterv, strided send type");
     if (am_root) unchanged(t, s, s0, 2 * len, "scatterv, strided send type");
+
+    /* the root's buffer argument in the middle: displacements below 0 */
+    for (int stride = 1; stride <= 2; stride++) {
+        if (am_root) {
+            clear(s, (size_t)stride * len);
+            fill_layout(t, s, stride, 32 + stride);
+            memcpy(s0, s, (size_t)stride * len * sizeof(int));
+        }
+        clear(r, len);
+        MPI_Scatterv(s + stride * t->shift, t->counts, t->below, 1 == stride ? MPI_INT : t->every_other,
+                     r, mine, MPI_INT, t->root, t->comm);
+        check_mine(t, r, 1, 32 + stride, "scatterv, displacements below 0");
+        if (am_root) unchanged(t, s, s0, (size_t)stride * len, "scatterv, displacements below 0");
+    }
 }
 
 static void requests(const run_t *t)
@@ -281,6 +314,26 @@ static void requests(const run_t *t)
         if (am_root) unchanged(t, sb[k], s0[k], len, "iscatterv");
     }
 
+    /* one of each with displacements below 0 (the root's buffer argument
+     * in the middle of its layout), outstanding together */
+    clear(sb[0], len);
+    fill_block(sb[0], t->me, mine, 1, 36);
+    if (am_root) {
+        clear(rb[0], len);
+        clear(sb[1], len);
+        fill_layout(t, sb[1], 1, 37);
+        memcpy(s0[1], sb[1], len * sizeof(int));
+    }
+    clear(rb[1], len);
+    MPI_Igatherv(sb[0], mine, MPI_INT, rb[0] + t->shift, t->counts, t->below, MPI_INT, t->root, t->comm,
+                 &req[0]);
+    MPI_Iscatterv(sb[1] + t->shift, t->counts, t->below, MPI_INT, rb[1], mine, MPI_INT, t->root,
+                  t->comm, &req[1]);
+    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    if (am_root) check_layout(t, rb[0], 1, 36, "igatherv, displacements below 0");
+    check_mine(t, rb[1], 1, 37, "iscatterv, displacements below 0");
+    if (am_root) unchanged(t, sb[1], s0[1], len, "iscatterv, displacements below 0");
+
     /* persistent, each started three times with new values */
     MPI_Request preq;
     Gatherv_init(sb[0], mine, MPI_INT, rb[0], t->counts, t->displs, MPI_INT, t->root, t->comm,
@@ -320,11 +373,12 @@ static void requests(const run_t *t)
 
 static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
 {
-    run_t t = { comm, 0, 0, n, 0, NULL, NULL, 0, every_other };
+    run_t t = { comm, 0, 0, n, 0, NULL, NULL, 0, NULL, 0, every_other };
     MPI_Comm_size(comm, &t.P);
     MPI_Comm_rank(comm, &t.me);
     t.counts = malloc((size_t)t.P * sizeof(int));
     t.displs = malloc((size_t)t.P * sizeof(int));
+    t.below = malloc((size_t)t.P * sizeof(int));
     layout(&t);
     /* twice over for the strided types */
     int *s = malloc(2 * t.span * sizeof(int)), *r = malloc(2 * t.span * sizeof(int));
@@ -348,6 +402,7 @@ static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
     free(s0);
     free(t.counts);
     free(t.displs);
+    free(t.below);
 }
 
 int main(int argc, char **argv)
