@@ -157,30 +157,12 @@ size_t mca_coll_braid_device_span(const mca_coll_braid_blocks_t *b, int P)
     return mca_coll_braid_is_device(b->buf) ? mca_coll_braid_blocks_span(b, P) : 0;
 }
 
-void *mca_coll_braid_shift(const void *p, ptrdiff_t n, struct ompi_datatype_t *dt)
+void *mca_coll_braid_shift_by(const void *p, ptrdiff_t n, struct ompi_datatype_t *dt)
 {
-    if (0 == n || NULL == p || MPI_IN_PLACE == p) return (void *)p;
+    if (NULL == p || MPI_IN_PLACE == p) return (void *)p;
     MPI_Aint lb, extent;
     PMPI_Type_get_extent(dt, &lb, &extent);
     return (char *)p + n * (ptrdiff_t)extent;
-}
-
-ptrdiff_t mca_coll_braid_blocks_layout(const int *counts, const int *displs, int P, size_t tsize,
-                                       bool packed, size_t *bc, size_t *bd)
-{
-    ptrdiff_t lo = 0;
-    size_t total = 0;
-    for (int i = 0; i < P; i++) {
-        bc[i] = elems(counts[i]) * tsize;
-        if (!packed && bc[i] && displs[i] < lo) lo = displs[i];
-    }
-    /* an empty block is read and written nowhere: its displacement may be
-     * anything, and 0 keeps it inside the buffer */
-    for (int i = 0; i < P; i++) {
-        bd[i] = packed ? total : bc[i] ? (size_t)((ptrdiff_t)displs[i] - lo) * tsize : 0;
-        total += bc[i];
-    }
-    return lo;
 }
 
 /* where block i starts in the user's buffer */
