@@ -40,7 +40,7 @@ int braid_allreduce_shm(braid_comm_t *c, const braid_coll_args_t *a)
     uint64_t seq = braid_shm_begin(s);
     braid_shm_publish(s, seq, in, bytes);
     braid_shm_wait_all(s, seq);
-    braid_shm_fold(s, seq, 0, a->count, a->esize, &a->op, a->rbuf);
+    braid_shm_fold(s, seq, 0, a->count, a->esize, &a->op, in, a->rbuf);
     braid_shm_done(s, seq);
     return BRAID_OK;
 }

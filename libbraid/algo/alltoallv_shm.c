@@ -98,6 +98,11 @@ static unsigned char *stream_at(const stream_t *t, size_t at, size_t n, size_t *
 
 static void stream_put(const stream_t *t, size_t at, const char *src, size_t n)
 {
+    /* a small call's bytes all lie in the first slot */
+    if (at + n <= t->s->slot_bytes) {
+        braid_copy(t->slot + at, src, n);
+        return;
+    }
     while (n) {
         size_t m;
         unsigned char *p = stream_at(t, at, n, &m);
@@ -108,6 +113,10 @@ static void stream_put(const stream_t *t, size_t at, const char *src, size_t n)
 
 static void stream_get(const stream_t *t, size_t at, char *dst, size_t n)
 {
+    if (at + n <= t->s->slot_bytes) {
+        braid_copy(dst, t->slot + at, n);
+        return;
+    }
     while (n) {
         size_t m;
         const unsigned char *p = stream_at(t, at, n, &m);
@@ -120,13 +129,13 @@ static void stream_get(const stream_t *t, size_t at, char *dst, size_t n)
 static uint64_t choose_way(braid_comm_t *c, braid_shm_t *s, size_t stream, size_t others, int *k)
 {
     size_t piece;
-    *k = braid_shm_span(s, 1, stream, &piece);
+    *k = stream <= s->slot_bytes ? 1 : braid_shm_span(s, 1, stream, &piece);
     if (0 != *k) return WAY_CELLS;
     return others > DIRECT_MIN && NULL != braid_shm_direct(c, SIZE_MAX) ? WAY_DIRECT : WAY_NONE;
 }
 
 /* Claim the cells of this rank's stream, write its way, table and (cells)
- * blocks into them, and arrive at each, the first last. */
+ * blocks into them, and arrive at each, the first last; its way word */
 static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
                             uint64_t first, const input_t *in)
 {
@@ -157,7 +166,7 @@ static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_s
         off += WAY_CELLS == way ? in->counts[q] * es : 0;
     }
     for (int j = k - 1; j >= 0; j--) braid_shm_arrive(s, first + (uint64_t)j);
-    return way;
+    return word;
 }
 
 static uint64_t word_of(const braid_shm_t *s, uint64_t first, int q)
@@ -171,7 +180,8 @@ static uint64_t word_of(const braid_shm_t *s, uint64_t first, int q)
 static int take_block(braid_shm_t *s, uint64_t first, int q, char *into, size_t n)
 {
     stream_t theirs = stream_of(s, first, q);
-    uint64_t at, w = word_of(s, first, q);
+    uint64_t at, w;
+    memcpy(&w, theirs.slot, sizeof w);
     memcpy(&at, theirs.slot + (size_t)(s->rank + 1) * sizeof(uint64_t), sizeof at);
     if (WAY_CELLS != (w & WAY_MASK)) return s->read(s->read_arg, q, into, at, n);
     /* the owner's later cells, one by one (arriving at the first says
@@ -226,7 +236,10 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     bool all = true, direct = false, live = false;
     int cells = 1;   /* the most any owner's stream spans: every rank numbers that many */
     for (int q = 0; q < P; q++) {
-        uint64_t w = word_of(s, first, q);
+        /* not its own slot's word: the others' reads may have taken that
+         * line away, and reading it back costs a miss (the far state's
+         * quarter microsecond) */
+        uint64_t w = q == me ? mine : word_of(s, first, q);
         all = all && WAY_NONE != (w & WAY_MASK);
         direct = direct || WAY_DIRECT == (w & WAY_MASK);
         live = live || 0 != (w & WAY_LIVE);

@@ -37,7 +37,7 @@ int braid_reduce_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
     uint64_t seq = braid_shm_begin(s);
     braid_shm_publish(s, seq, in, total * a->esize);
     braid_shm_wait_all(s, seq);
-    if (mine > 0) braid_shm_fold(s, seq, off * a->esize, mine, a->esize, &a->op, a->rbuf);
+    if (mine > 0) braid_shm_fold(s, seq, off * a->esize, mine, a->esize, &a->op, in, a->rbuf);
     braid_shm_done(s, seq);
     return BRAID_OK;
 }

@@ -90,7 +90,7 @@ int braid_reduce_shm(braid_comm_t *c, const braid_coll_args_t *a)
     braid_shm_publish(s, seq, in, bytes);
     if (c->rank == a->root) {
         braid_shm_wait_all(s, seq);
-        braid_shm_fold(s, seq, 0, a->count, a->esize, &a->op, a->rbuf);
+        braid_shm_fold(s, seq, 0, a->count, a->esize, &a->op, in, a->rbuf);
     }
     braid_shm_done(s, seq);
     return BRAID_OK;

@@ -180,7 +180,7 @@ int braid_prefix_shm(braid_comm_t *c, const braid_coll_args_t *a, bool exclusive
     uint64_t seq = braid_shm_begin(s);
     braid_shm_publish(s, seq, in, bytes);
     for (int q = 0; q < upto; q++) braid_shm_wait_one(s, seq, q);
-    if (upto > 0) braid_shm_fold_prefix(s, seq, 0, a->count, a->esize, &a->op, upto, a->rbuf);
+    if (upto > 0) braid_shm_fold_prefix(s, seq, 0, a->count, a->esize, &a->op, upto, in, a->rbuf);
     braid_shm_done(s, seq);
     return BRAID_OK;
 }

@@ -64,6 +64,9 @@ int braid_shm_attach(braid_shm_t *s, void *base, int rank, int size, bool yield)
     s->ncells = (int)h->ncells;
     s->slot_bytes = (size_t)h->slot_bytes;
     s->stride = slot_stride(s->slot_bytes);
+    s->cells = s->base + BRAID_SHM_LINE + (size_t)size * BRAID_SHM_LINE + BRAID_SHM_STAMP;
+    s->cell_bytes = (size_t)size * s->stride;
+    s->cell_mask = 0 == (h->ncells & (h->ncells - 1)) ? h->ncells - 1 : 0;
     s->yield = yield;
     s->direct_above = SIZE_MAX;
     s->split_from = BRAID_SHM_SPLIT_FROM;
@@ -270,20 +273,34 @@ braid_shm_t *braid_shm_of(const braid_comm_t *c, size_t bytes)
     return NULL != s && bytes <= s->slot_bytes ? s : NULL;
 }
 
-void braid_shm_fold_prefix(const braid_shm_t *s, uint64_t seq, size_t off, size_t count,
-                           size_t esize, const braid_op_t *op, int n, void *out)
+/* Where the fold reads rank r's operand */
+static const unsigned char *operand(const braid_shm_t *s, uint64_t seq, int r, size_t off,
+                                    const unsigned char *own)
 {
+    return r == s->rank && NULL != own ? own : braid_shm_slot(s, seq, r) + off;
+}
+
+void braid_shm_fold_prefix(const braid_shm_t *s, uint64_t seq, size_t off, size_t count,
+                           size_t esize, const braid_op_t *op, int n, const void *own, void *out)
+{
+    size_t len = count * esize;
+    const unsigned char *mine = NULL != own ? (const unsigned char *)own + off : NULL;
+    const unsigned char *o = out;
+    /* out is written first with rank n - 1's operand: own is safe there
+     * only where it is out itself and this rank is n - 1, or apart */
+    if (NULL != mine && mine < o + len && o < mine + len && (mine != o || s->rank != n - 1))
+        mine = NULL;
     /* right to left: fn(in, inout) computes inout = in op inout with `in`
      * the lower-ranked operand, so the accumulator stays in out */
-    braid_copy(out, braid_shm_slot(s, seq, n - 1) + off, count * esize);
-    for (int r = n - 2; r >= 0; r--)
-        op->fn(braid_shm_slot(s, seq, r) + off, out, count, op->arg);
+    const unsigned char *last = operand(s, seq, n - 1, off, mine);
+    if (last != o) braid_copy(out, last, len);
+    for (int r = n - 2; r >= 0; r--) op->fn(operand(s, seq, r, off, mine), out, count, op->arg);
 }
 
 void braid_shm_fold(const braid_shm_t *s, uint64_t seq, size_t off, size_t count, size_t esize,
-                    const braid_op_t *op, void *out)
+                    const braid_op_t *op, const void *own, void *out)
 {
-    braid_shm_fold_prefix(s, seq, off, count, esize, op, s->size, out);
+    braid_shm_fold_prefix(s, seq, off, count, esize, op, s->size, own, out);
 }
 
 /* ------------------------------------------------------------------ */

@@ -90,6 +90,9 @@ typedef struct braid_shm {
     int ncells;
     size_t slot_bytes;        /* data bytes of one rank's slot in a cell */
     size_t stride;            /* bytes from one slot to the next: stamp + data, whole lines */
+    unsigned char *cells;     /* rank 0's slot data in cell 0 (braid_shm_slot) */
+    size_t cell_bytes;        /* bytes from one cell to the next: size x stride */
+    uint64_t cell_mask;       /* ncells - 1 where ncells is a power of two, else 0 */
     uint64_t seq;             /* the last call numbered on this rank */
     uint64_t safe;            /* every rank is done with calls <= safe */
     bool yield;               /* oversubscribed: yield the core while waiting */
@@ -176,13 +179,18 @@ uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns, uint6
 /* out = slot[0] op (slot[1] op (... op slot[P-1])) of call seq over
  * count elements of esize bytes from byte offset off of every slot, in
  * rank order, so non-commutative ops get the order MPI wants and every
- * rank that folds gets the same bits. */
+ * rank that folds gets the same bits. own: what this rank published (the
+ * bytes it copied into its slot), read from there instead of its slot -
+ * the others' reads of the slot may have taken its lines away, and
+ * reading them back is a miss each; NULL, or own overlapping out where
+ * out changes before its turn, reads the slot. */
 struct braid_op;
 void braid_shm_fold(const braid_shm_t *s, uint64_t seq, size_t off, size_t count, size_t esize,
-                    const struct braid_op *op, void *out);
+                    const struct braid_op *op, const void *own, void *out);
 /* the same over the slots of ranks 0..n-1 only (n >= 1): scan and exscan */
 void braid_shm_fold_prefix(const braid_shm_t *s, uint64_t seq, size_t off, size_t count,
-                           size_t esize, const struct braid_op *op, int n, void *out);
+                           size_t esize, const struct braid_op *op, int n, const void *own,
+                           void *out);
 /* ------------------------------------------------------------------ */
 
 /* Number the next call (every rank, every shm call). */
@@ -191,9 +199,10 @@ static inline uint64_t braid_shm_begin(braid_shm_t *s) { return ++s->seq; }
 /* Rank r's slot of call seq's cell. */
 static inline unsigned char *braid_shm_slot(const braid_shm_t *s, uint64_t seq, int r)
 {
-    size_t head = BRAID_SHM_LINE + (size_t)s->size * BRAID_SHM_LINE;
-    size_t cell = (size_t)(seq % (uint64_t)s->ncells);
-    return s->base + head + (cell * (size_t)s->size + (size_t)r) * s->stride + BRAID_SHM_STAMP;
+    /* a small call takes a dozen slots: a mask, not a division, with the
+     * default (power of two) number of cells */
+    size_t cell = (size_t)(s->cell_mask ? seq & s->cell_mask : seq % (uint64_t)s->ncells);
+    return s->cells + cell * s->cell_bytes + (size_t)r * s->stride;
 }
 
 /* Wait until this rank may write its slot of call seq: every rank is done

@@ -17,7 +17,11 @@
  *    (never far where rank 0 yields or rounds exceed the time slice,
  *    which ends the probe after three rounds, unless far_ns says always
  *    far), the segment numbers the same
- *    calls on both and carries the next call; other sizes are never far.
+ *    calls on both and carries the next call; other sizes are never far;
+ *  - the fold's own operand (braid_shm_fold_prefix): read in place of the
+ *    rank's slot where it lies apart from out, or is out itself on the
+ *    rank folded first; the slot otherwise (out in place on a lower rank,
+ *    a partial overlap), with a non-commutative op.
  */
 #include "unit_coll.h"
 #include "braid_select.h"
@@ -269,6 +273,50 @@ START_TEST(line_probe)
 }
 END_TEST
 
+/* The fold of ranks 0..n-1's maps (compose, E pairs) over a 4-rank
+ * segment, folded as rank me with its own operand where `where` says:
+ * 0 none, 1 a buffer apart (its slot then holds garbage: only own can give
+ * the right result), 2 out itself (in place), 3 out two elements on (a
+ * partial overlap). */
+enum { FOLD_P = 4, FOLD_E = 8 };
+
+static void fold_case(int me, int n, int where)
+{
+    void *seg = unit_shm_segment(FOLD_P, 2, 256);
+    braid_shm_t s;
+    ck_assert_int_eq(braid_shm_attach(&s, seg, me, FOLD_P, false), BRAID_OK);
+    uint32_t want[FOLD_E], apart[FOLD_E], buf[FOLD_E + 2];
+    for (int r = 0; r < FOLD_P; r++)
+        for (size_t i = 0; i < FOLD_E; i++) ((uint32_t *)braid_shm_slot(&s, 1, r))[i] = val(r, i, 3);
+    for (size_t i = 0; i < FOLD_E; i++) {
+        want[i] = val(n - 1, i, 3);
+        apart[i] = val(me, i, 3);
+        buf[i + 2] = buf[i] = val(me, i, 3);
+    }
+    for (int r = n - 2; r >= 0; r--) {
+        uint32_t f[FOLD_E];
+        for (size_t i = 0; i < FOLD_E; i++) f[i] = val(r, i, 3);
+        compose(f, want, FOLD_E / 2 * 2, NULL);
+    }
+    if (1 == where && me < n) memset(braid_shm_slot(&s, 1, me), 0x5a, FOLD_E * 4);
+    const void *own = 0 == where ? NULL : 1 == where ? (const void *)apart : 2 == where ? (const void *)buf
+                                                                                  : (const void *)(buf + 2);
+    braid_op_t op = { compose, NULL, false };
+    braid_shm_fold_prefix(&s, 1, 0, FOLD_E, 4, &op, n, own, buf);
+    for (size_t i = 0; i < FOLD_E; i++)
+        ck_assert_msg(buf[i] == want[i], "me=%d n=%d own %d: element %zu is %u, not %u", me, n, where, i,
+                      buf[i], want[i]);
+    free(seg);
+}
+
+START_TEST(fold_own_operand)
+{
+    for (int me = 0; me < FOLD_P; me++)
+        for (int n = 1; n <= FOLD_P; n++)
+            for (int where = 0; where < 4; where++) fold_case(me, n, where);
+}
+END_TEST
+
 START_TEST(attach_checks_header)
 {
     void *seg = unit_shm_segment(4, 2, 64);
@@ -343,6 +391,7 @@ int main(void)
     tcase_add_test(tc, attach_checks_header);
     tcase_add_test(tc, selection_needs_segment);
     tcase_add_test(tc, span_pieces);
+    tcase_add_test(tc, fold_own_operand);
     tcase_add_loop_test(tc, line_probe, 0, 21);
     return unit_run_suite(s);
 }

@@ -707,6 +707,17 @@ static inline void unit_check_rc(const unit_run_t *R, int exec_rc, bool supporte
                   R->rc[0]);
 }
 
+/* Every rank numbered the same calls on the segment: a call that spans
+ * cells, or a rank that skips one, would leave the next call on other
+ * cells than its peers' (a hang the one call of a run does not show) */
+static inline void unit_check_shm_numbers(const unit_run_t *R)
+{
+    if (NULL == R->shm_seg) return;
+    for (int r = 1; r < R->P; r++)
+        ck_assert_msg(R->shm[r].seq == R->shm[0].seq, "%s: rank %d numbered %llu calls, rank 0 %llu",
+                      R->what, r, (unsigned long long)R->shm[r].seq, (unsigned long long)R->shm[0].seq);
+}
+
 static inline void unit_run_free(unit_run_t *R)
 {
     for (int r = 0; r < R->P; r++) {
@@ -1204,6 +1215,7 @@ static inline void unit_run_check(unit_run_t *R, bool supported, const unit_cont
     int rc = unit_run_exec(R);
     supported = unit_shm_supported(R, supported);
     unit_check_rc(R, rc, supported);
+    unit_check_shm_numbers(R);
     unit_check_untouched(R, supported);
     if (supported) {
         unit_check_values(R);
