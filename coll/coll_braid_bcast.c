@@ -52,7 +52,7 @@ static int bcast(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, void *
     bool dev = mca_coll_braid_is_device(buf);
     bool is_root = m->bcomm.rank == root;
     char *base = mca_coll_braid_contig_base(buf, dtype);
-    const braid_algorithm_t *alg = braid_algorithm(BRAID_COLL_BCAST, call.choice.alg);
+    const braid_algorithm_t *alg = call.alg;
     bool staged = dev && (!braid_ucx_supports_cuda() || (alg->options & BRAID_OPT_SHM));
     braid_call_buffers(&call, BRAID_DEVPIPE_BCAST, is_root ? base : NULL, staged,
                        is_root ? NULL : base, staged);

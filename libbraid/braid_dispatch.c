@@ -184,7 +184,8 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     call->in = NULL;
     call->out = NULL;
     call->in_dev = call->out_dev = false;
-    return NULL != braid_algorithm(coll, call->choice.alg);
+    call->alg = braid_algorithm(coll, call->choice.alg);
+    return NULL != call->alg;
 }
 
 void braid_call_buffers(braid_call_t *call, braid_devpipe_kind_t kind, const void *in, bool in_dev,
@@ -401,7 +402,7 @@ static const braid_algorithm_t *fit_shm(braid_site_t *s, braid_call_t *call,
         return alg;
     call->choice = braid_site_select(s, call->coll, s->comm->size, call->bytes, false);
     call->args.params = call->choice.params;
-    return braid_algorithm(call->coll, call->choice.alg);
+    return call->alg = braid_algorithm(call->coll, call->choice.alg);
 }
 
 /* Calls on the segment take turns; persistent requests run on channels of
@@ -434,13 +435,12 @@ static void handoff(const braid_site_t *s, const braid_call_t *call)
 
 int braid_dispatch(braid_site_t *s, braid_call_t *call)
 {
-    const braid_algorithm_t *alg = braid_algorithm(call->coll, call->choice.alg);
+    const braid_algorithm_t *alg = call->alg;
     if (NULL == alg || NULL == (alg = fit_shm(s, call, alg))) return BRAID_ERR_UNSUPPORTED;
     /* the algorithm's declared refusals (the registry's noncomm) hand the
      * call on here, before it queues for the segment or sends: a request's
      * hand-on must fall before its first wait, on every rank alike */
-    if (!braid_alg_takes_op(call->coll, call->choice.alg, s->comm->size,
-                            call->args.op.commutative, call->args.exact))
+    if (!braid_row_takes_op(alg, s->comm->size, call->args.op.commutative, call->args.exact))
         return BRAID_ERR_UNSUPPORTED;
     if (alg->options & BRAID_OPT_HIER) {
         int rc = hier_for(s, call);

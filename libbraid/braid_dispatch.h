@@ -39,6 +39,7 @@ typedef struct braid_call {
     braid_task_t *req;             /* the request running it; NULL: a blocking call */
     size_t bytes;                 /* the selection size (selection/RULES.md) */
     braid_choice_t choice;
+    const braid_algorithm_t *alg; /* choice.alg's registry row (NULL: none) */
     braid_coll_args_t args;       /* sbuf, rbuf set by the entry point unless pipelined */
     /* allreduce, reduce, bcast on contiguous buffers: this rank's input
      * and output as the staging pipeline takes them (braid_devpipe.h); the

@@ -91,7 +91,11 @@ const braid_algorithm_t *braid_algorithm(braid_coll_t coll, int alg)
 bool braid_alg_takes_op(braid_coll_t coll, int alg, int P, bool commutative, bool exact)
 {
     const braid_algorithm_t *a = braid_algorithm(coll, alg);
-    if (NULL == a) return false;
+    return NULL != a && braid_row_takes_op(a, P, commutative, exact);
+}
+
+bool braid_row_takes_op(const braid_algorithm_t *a, int P, bool commutative, bool exact)
+{
     if (commutative) return true;
     switch (a->noncomm) {
     case BRAID_NONCOMM_NO_OP:
