@@ -105,6 +105,21 @@ braid_mpirun_env() {
     fi
 }
 
+# braid_bench_launch ARRAY BUILD BIND: a benchmark's set-up - root
+# allowed, BUILD's component first on the component path, and into ARRAY
+# mpirun's options for ranks bound to BIND (oversubscribed if need be, in
+# the running Open MPI's spelling)
+braid_bench_launch() {
+    local -n braid_launch_=$1
+    local pkglib
+    braid_run_as_root
+    pkglib=$(braid_pkglibdir)
+    export OMPI_MCA_mca_base_component_path="$2/.libs${pkglib:+:$pkglib}"
+    braid_launch_=(--oversubscribe --bind-to "$3")
+    braid_mpirun_map "$1"
+    braid_mpirun_env
+}
+
 braid_component_dir() {
     local so=$1 pkglibdir=${2:-$(braid_pkglibdir)} dir f
     dir=$(mktemp -d "${TMPDIR:-/tmp}/braid-components.XXXXXX") || return 1

@@ -37,12 +37,8 @@ shift $((OPTIND - 1))
 [[ $col =~ ^[2-9]$ ]] || { echo "osu_compare.sh: -k takes a column 2-9, not '$col'" >&2; exit 2; }
 # shellcheck source=contrib/braid_env.sh
 source "$(dirname "$0")/../braid_env.sh"
-braid_run_as_root
-pkglib=$(braid_pkglibdir)
-export OMPI_MCA_mca_base_component_path="$build/.libs${pkglib:+:$pkglib}"
-launch=(--oversubscribe --bind-to "$bind")
-braid_mpirun_map launch
-braid_mpirun_env
+launch=()
+braid_bench_launch launch "$build" "$bind"
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 declare -A var=([braid]="" [tuned]="--mca coll ^braid")

@@ -29,12 +29,8 @@ blocking=$1 nonblocking=$2
 shift 2
 # shellcheck source=contrib/braid_env.sh
 source "$(dirname "$0")/../braid_env.sh"
-braid_run_as_root
-pkglib=$(braid_pkglibdir)
-export OMPI_MCA_mca_base_component_path="$build/.libs${pkglib:+:$pkglib}"
-launch=(--oversubscribe --bind-to "$bind")
-braid_mpirun_map launch
-braid_mpirun_env
+launch=()
+braid_bench_launch launch "$build" "$bind"
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)  ($(nproc) cores, np=$np, $reps reps, $(basename "$nonblocking") / $(basename "$blocking"))"
