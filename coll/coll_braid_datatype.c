@@ -43,26 +43,6 @@ int mca_coll_braid_unpack(void *userbuf, size_t count, ompi_datatype_t *dt, cons
     return convert(userbuf, count, dt, (void *)packed, bytes, false);
 }
 
-bool mca_coll_braid_is_contiguous(ompi_datatype_t *dt, size_t count)
-{
-    return count <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dt, (int32_t)count);
-}
-
-/* Address of the first byte of a contiguous layout. */
-void *mca_coll_braid_contig_base(const void *buf, ompi_datatype_t *dt)
-{
-    ptrdiff_t true_lb, true_extent;
-    ompi_datatype_get_true_extent(dt, &true_lb, &true_extent);
-    return (char *)buf + true_lb;
-}
-
-size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype)
-{
-    size_t size = 0;
-    ompi_datatype_type_size(dtype, &size);
-    return size;
-}
-
 /* ------------------------------------------------------------------ */
 /* reduction layouts                                                   */
 /* ------------------------------------------------------------------ */
@@ -150,11 +130,6 @@ size_t mca_coll_braid_blocks_span(const mca_coll_braid_blocks_t *b, int P)
         if (b->counts[i] > 0 && e > end) end = e;
     }
     return (size_t)(end - mca_coll_braid_blocks_low(b, P));
-}
-
-size_t mca_coll_braid_device_span(const mca_coll_braid_blocks_t *b, int P)
-{
-    return mca_coll_braid_is_device(b->buf) ? mca_coll_braid_blocks_span(b, P) : 0;
 }
 
 void *mca_coll_braid_shift_by(const void *p, ptrdiff_t n, struct ompi_datatype_t *dt)

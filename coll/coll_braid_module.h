@@ -9,6 +9,8 @@
 
 #include "coll_braid_component.h"
 
+#include "ompi/datatype/ompi_datatype.h"
+
 #include "braid_numbers.h"
 #include "braid_shm.h"
 #include "braid_shm_tier.h"
@@ -99,9 +101,27 @@ int mca_coll_braid_pack(const void *userbuf, size_t count, struct ompi_datatype_
                         void *packed, size_t bytes);
 int mca_coll_braid_unpack(void *userbuf, size_t count, struct ompi_datatype_t *dt,
                           const void *packed, size_t bytes);
-bool mca_coll_braid_is_contiguous(struct ompi_datatype_t *dt, size_t count);
-void *mca_coll_braid_contig_base(const void *buf, struct ompi_datatype_t *dt);
-size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype);
+/* Inline: every call asks them of its datatypes, and each is a field or
+ * two of the datatype (a call apiece cost a v collective at P = 2 about a
+ * tenth of its glue's instructions). count elements of dt lie next to
+ * each other, no gaps: */
+static inline bool mca_coll_braid_is_contiguous(struct ompi_datatype_t *dt, size_t count)
+{
+    return count <= INT32_MAX && ompi_datatype_is_contiguous_memory_layout(dt, (int32_t)count);
+}
+/* the address of the first byte of a contiguous layout at buf */
+static inline void *mca_coll_braid_contig_base(const void *buf, struct ompi_datatype_t *dt)
+{
+    ptrdiff_t true_lb, true_extent;
+    ompi_datatype_get_true_extent(dt, &true_lb, &true_extent);
+    return (char *)buf + true_lb;
+}
+static inline size_t mca_coll_braid_type_size(struct ompi_datatype_t *dtype)
+{
+    size_t size = 0;
+    ompi_datatype_type_size(dtype, &size);
+    return size;
+}
 
 /* The v forms' blocks: block i is counts[i] elements of dt at displs[i]
  * extents from buf (P blocks). */
@@ -116,10 +136,6 @@ typedef struct mca_coll_braid_blocks {
 ptrdiff_t mca_coll_braid_blocks_low(const mca_coll_braid_blocks_t *b, int P);
 /* elements from there to the end of the last non-empty block */
 size_t mca_coll_braid_blocks_span(const mca_coll_braid_blocks_t *b, int P);
-/* the same where buf is device memory (what its host copy holds, from
- * buf + low extents on), else 0: host memory needs no copy, and the
- * span's loop over P counts is spared */
-size_t mca_coll_braid_device_span(const mca_coll_braid_blocks_t *b, int P);
 /* p moved by n extents of dt (NULL and MPI_IN_PLACE stay); inline for
  * the common n = 0 */
 void *mca_coll_braid_shift_by(const void *p, ptrdiff_t n, struct ompi_datatype_t *dt);
@@ -208,6 +224,14 @@ bool mca_coll_braid_device_ptr(const void *p); /* the driver's answer */
 static inline bool mca_coll_braid_is_device(const void *p)
 {
     return mca_coll_braid_component.cuda_job && mca_coll_braid_device_ptr(p);
+}
+/* mca_coll_braid_blocks_span where buf is device memory (what its host
+ * copy holds, from buf + low extents on), else 0: host memory needs no
+ * copy, and the span's loop over P counts is spared (inline: in a job
+ * without CUDA every v call learns that from one load) */
+static inline size_t mca_coll_braid_device_span(const mca_coll_braid_blocks_t *b, int P)
+{
+    return mca_coll_braid_is_device(b->buf) ? mca_coll_braid_blocks_span(b, P) : 0;
 }
 /* CUDA knows p (pinned host, device or managed memory; false in a job
  * without CUDA): the shm tier's single copy does not read it in place */

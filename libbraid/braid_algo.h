@@ -258,6 +258,15 @@ typedef struct braid_hier {
 /* Small helpers shared by the algorithms (braid_util.c)               */
 /* ------------------------------------------------------------------ */
 
+/* The rank i places after r in a ring of P (0 <= r, i < P): a compare, not
+ * the division of (r + i) % P, which costs more than the rest of a
+ * shared-memory read loop's turn at P = 2 */
+static inline int braid_ring_after(int r, int i, int P)
+{
+    int q = r + i;
+    return q >= P ? q - P : q;
+}
+
 /* Split count elements into n nearly equal blocks: block i starts at
  * braid_block_start(count, n, i) and the first count % n blocks are one
  * element larger. */

@@ -30,7 +30,7 @@ static int allgather_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_s
     braid_shm_wait_all(s, seq);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     for (int i = 1; i < c->size && BRAID_OK == rc; i++) {
-        int r = (c->rank + i) % c->size;
+        int r = braid_ring_after(c->rank, i, c->size);
         rc = s->read(s->read_arg, r, out + (size_t)r * bytes, braid_shm_addr(s, seq, r), bytes);
     }
     if (in != mine) braid_copy(mine, in, bytes);

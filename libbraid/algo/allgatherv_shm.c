@@ -35,7 +35,7 @@ static int allgatherv_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_
     braid_shm_wait_all(s, seq);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     for (int i = 1; i < P && BRAID_OK == rc; i++) {
-        int q = (me + i) % P;
+        int q = braid_ring_after(me, i, P);
         if (a->rcounts[q])
             rc = s->read(s->read_arg, q, out + a->displs[q] * es, braid_shm_addr(s, seq, q),
                          a->rcounts[q] * es);

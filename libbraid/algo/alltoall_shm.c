@@ -84,7 +84,7 @@ static int alltoall_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_sh
         return BRAID_OK != rc ? rc : src;
     }
     for (int i = 1; i < P && BRAID_OK == rc; i++) {
-        int r = (me + i) % P;
+        int r = braid_ring_after(me, i, P);
         rc = s->read(s->read_arg, r, out + (size_t)r * bytes,
                      braid_shm_addr(s, seq, r) + (uint64_t)me * bytes, bytes);
     }
@@ -116,7 +116,7 @@ static int alltoall_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
          * one by one on the others */
         if (0 == j) braid_shm_wait_all(s, seq);
         for (int i = 1; i < P; i++) {
-            int r = (me + i) % P;
+            int r = braid_ring_after(me, i, P);
             if (0 != j) braid_shm_wait_one(s, seq, r);
             braid_copy(out + (size_t)r * bytes + off, braid_shm_slot(s, seq, r) + (size_t)me * n, n);
         }

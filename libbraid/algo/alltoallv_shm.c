@@ -5,7 +5,7 @@
  * reader); pairwise messages when neither way is open to some rank
  *
  *   cells:        steps: 1   bytes: each rank copies its blocks in (with
- *                 a table of P offsets) and the blocks for it out
+ *                 a table of P - 1 entries) and the blocks for it out
  *   single copy:  steps: 1   bytes: each reader reads its block from the
  *                 owner's buffer; the owner waits until all have read
  *                 (in place: P pairwise rounds, each block also copied
@@ -13,30 +13,36 @@
  *
  * A rank knows only its own blocks' sizes, so the way is chosen per owner
  * and published in the call: every rank writes its way word (cells,
- * single copy, or none, and the cells it spans), a table with, for each
- * other rank, the block's offset or its address in the owner's memory,
- * then its blocks for the others when they go through the cells - one
- * stream that runs on from its slot of the call's first cell into its
- * slots of the next ones, up to ncells (with the default 8 KiB slots and 4
- * cells, 32 KiB). An owner arrives at each cell it wrote; every rank
- * waits for all on the first, reads every owner's word and table there,
- * and waits for an owner's later cells one by one before it copies out of
- * them (arriving at the first says nothing of the others). The ranks agree
- * on how many call numbers the call took - the most any owner spanned -
- * without a word more, since every word is in the first cell. Single copy
- * is for owners sending the others more than 8 KiB beyond the cells: below
- * that, no way, and the call goes pairwise. An owner that published
- * addresses waits for every reader before returning (its buffer may change
- * after that). If some rank had no way (too large for its cells, no
- * reader), every rank, having seen the same ways, runs alltoallv_pairwise
- * instead. In place (sbuf NULL) the input is rbuf in the receive layout:
- * it is in the cells before any rank writes its rbuf; an owner read by
- * single copy straight from its rbuf (WAY_LIVE) makes every rank swap
- * blocks pairwise (braid_shm_swap: each overwrites its block for q once q
- * has read it, through scratch of its largest block), the owners of cells
- * among them. a->count is unused (0): the dispatch's fit_shm asks the segment
- * only for its existence; the table of P + 1 words must fit one slot (else
- * every rank runs pairwise).
+ * single copy, or none, and the cells it spans) and a table with an entry
+ * for each other rank in rank order - through the cells, the rest of its
+ * first slot is then one fixed place per other rank, and a block that
+ * fits its place lies there (the entry unused), a larger one in the
+ * stream beyond the first slot at the offset its entry gives (4 bytes);
+ * by single copy, the entry is the block's address in the owner's memory
+ * (8 bytes). The stream runs on from the owner's slot of the call's first
+ * cell into its slots of the next ones, up to ncells (with the default
+ * 8 KiB slots and 4 cells, 32 KiB). An owner arrives at each cell it
+ * wrote; every rank waits for all on the first, reads every owner's word
+ * there, and waits for an owner's later cells one by one before it copies
+ * out of them (arriving at the first says nothing of the others). The
+ * ranks agree on how many call numbers the call took - the most any owner
+ * spanned - without a word more, since every word is in the first cell.
+ * Single copy is for owners sending the others more than 8 KiB beyond the
+ * cells: below that, no way, and the call goes pairwise. An owner that
+ * published addresses waits for every reader before returning (its buffer
+ * may change after that). If some rank had no way (too large for its
+ * cells, no reader), every rank, having seen the same ways, runs
+ * alltoallv_pairwise instead. In place (sbuf NULL) the input is rbuf in
+ * the receive layout: it is in the cells before any rank writes its rbuf;
+ * an owner read by single copy straight from its rbuf (WAY_LIVE) makes
+ * every rank swap blocks pairwise (braid_shm_swap: each overwrites its
+ * block for q once q has read it, through scratch of its largest block),
+ * the owners of cells among them. a->count is unused (0): the dispatch's
+ * fit_shm asks the segment only for its existence; the word and a table
+ * of P - 1 addresses must fit one slot (else every rank runs pairwise).
+ * With 4-byte offsets (a stream is at most ncells slots) a place at P = 2
+ * starts 12 bytes into the slot, and a block of up to 36 bytes shares the
+ * first cache line with the stamp.
  */
 #include <stdint.h>
 #include <string.h>
@@ -53,6 +59,32 @@ enum { WAY_NONE = 0, WAY_CELLS = 1, WAY_DIRECT = 2 };
 #define WAY_MASK 0x7fu
 #define WAY_LIVE 0x80u
 #define WAY_SPAN_SHIFT 8
+
+/* An owner's table: one entry for each other rank q, in rank order (the
+ * owner's own has none): the offset of q's block in the owner's stream
+ * (cells) or its address (single copy), after the way word */
+#define WORD_BYTES sizeof(uint64_t)
+static size_t table_entry(int owner, int q) { return (size_t)(q - (q > owner)); }
+static size_t head_bytes(uint64_t way, int P)
+{
+    return WORD_BYTES + (size_t)(P - 1) * (WAY_CELLS == way ? sizeof(uint32_t) : sizeof(uint64_t));
+}
+
+/* Through the cells, the rest of the first slot after the table is one
+ * place per other rank, in table order, `place` bytes each: a block that
+ * fits its place lies there, one that does not lies in the stream from
+ * the second slot on, at the offset its table entry gives. The reader
+ * knows its block's size (its receive count), so it knows which: for a
+ * block in its place it reads no table. That matters more than the
+ * instructions: an address read from the table is known only once the
+ * owner's first line has come over, and the block's lines are asked for
+ * after it - a second line transfer, which a fixed address spares (the
+ * far state: 0.56 against 0.45 us, docs/BENCHMARKS.md). */
+static size_t place_bytes(const braid_shm_t *s, int P)
+{
+    size_t room = s->slot_bytes - head_bytes(WAY_CELLS, P);
+    return P <= 2 ? room : room / (size_t)(P - 1);
+}
 
 /* Single copy only for an owner sending the others more than this: below
  * it (and beyond the cells) the pairwise messages were faster at P = 2
@@ -134,36 +166,71 @@ static uint64_t choose_way(braid_comm_t *c, braid_shm_t *s, size_t stream, size_
     return others > DIRECT_MIN && NULL != braid_shm_direct(c, SIZE_MAX) ? WAY_DIRECT : WAY_NONE;
 }
 
+/* The stream's bytes: the first slot, and beyond it the blocks that do
+ * not fit their places */
+static size_t stream_bytes(const braid_shm_t *s, int P, int me, const input_t *in, size_t es,
+                           size_t *others)
+{
+    size_t place = place_bytes(s, P), over = 0, last = 0;
+    *others = 0;
+    for (int q = 0; q < P; q++) {
+        size_t n = in->counts[q] * es;
+        if (q == me || 0 == n) continue;
+        *others += n;
+        if (n > place) over += n;
+        else last = head_bytes(WAY_CELLS, P) + table_entry(me, q) * place + n;
+    }
+    return over ? s->slot_bytes + over : last;
+}
+
 /* Claim the cells of this rank's stream, write its way, table and (cells)
  * blocks into them, and arrive at each, the first last; its way word */
 static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
                             uint64_t first, const input_t *in)
 {
-    int P = c->size, k = 1;
-    size_t es = a->esize, head = (size_t)(P + 1) * sizeof(uint64_t), others = 0, span = 0;
-    for (int q = 0; q < P; q++) {
-        if (q != c->rank) others += in->counts[q] * es;
-        if (in->counts[q] && in->displs[q] + in->counts[q] > span) span = in->displs[q] + in->counts[q];
-    }
-    uint64_t way = choose_way(c, s, head + others, others, &k);
+    int P = c->size, me = c->rank, k = 1;
+    size_t es = a->esize, others;
+    size_t stream = stream_bytes(s, P, me, in, es, &others);
+    uint64_t way = choose_way(c, s, stream, others, &k);
     const char *base = in->buf;
-    if (WAY_DIRECT == way) base = braid_shm_expose(s, base, span * es, a->scratch);
-    if (WAY_DIRECT == way && NULL == base && span) way = WAY_NONE;
+    if (WAY_DIRECT == way) {
+        size_t span = 0;   /* the elements the others' blocks reach */
+        for (int q = 0; q < P; q++)
+            if (in->counts[q] && in->displs[q] + in->counts[q] > span) span = in->displs[q] + in->counts[q];
+        base = braid_shm_expose(s, base, span * es, a->scratch);
+        if (NULL == base && span) way = WAY_NONE;
+    }
     /* in place, the others read rbuf itself: the call swaps (swap_in_place) */
     if (WAY_DIRECT == way && base == in->buf && NULL == a->sbuf) way |= WAY_LIVE;
     if (WAY_CELLS != way) k = 1;
     for (int j = 0; j < k; j++) braid_shm_claim(s, first + (uint64_t)j);
-    uint64_t word = way | (uint64_t)k << WAY_SPAN_SHIFT, off = head;
-    stream_t mine = stream_of(s, first, c->rank);
+    uint64_t word = way | (uint64_t)k << WAY_SPAN_SHIFT;
+    stream_t mine = stream_of(s, first, me);
     /* the word and the table lie in the first slot (the caller checked
      * that they fit one) */
     memcpy(mine.slot, &word, sizeof word);
+    unsigned char *entry = mine.slot + WORD_BYTES;
+    size_t place = place_bytes(s, P), at = head_bytes(WAY_CELLS, P), over = s->slot_bytes;
     for (int q = 0; q < P && WAY_NONE != way; q++) {
-        if (q == c->rank) continue;   /* its own block it copies itself */
-        uint64_t at = WAY_CELLS == way ? off : (uint64_t)(uintptr_t)(base + in->displs[q] * es);
-        memcpy(mine.slot + (size_t)(q + 1) * sizeof(uint64_t), &at, sizeof at);
-        if (WAY_CELLS == way) stream_put(&mine, off, in->buf + in->displs[q] * es, in->counts[q] * es);
-        off += WAY_CELLS == way ? in->counts[q] * es : 0;
+        if (q == me) continue;   /* its own block it copies itself */
+        size_t n = in->counts[q] * es;
+        const char *block = in->buf + in->displs[q] * es;
+        if (WAY_CELLS != way) {
+            uint64_t addr = (uint64_t)(uintptr_t)(base + in->displs[q] * es);
+            memcpy(entry, &addr, sizeof addr);
+            entry += sizeof addr;
+            continue;
+        }
+        if (n <= place) {
+            braid_copy(mine.slot + at, block, n);
+        } else {
+            uint32_t off = (uint32_t)over;
+            memcpy(entry, &off, sizeof off);
+            stream_put(&mine, over, block, n);
+            over += n;
+        }
+        entry += sizeof(uint32_t);
+        at += place;
     }
     for (int j = k - 1; j >= 0; j--) braid_shm_arrive(s, first + (uint64_t)j);
     return word;
@@ -180,10 +247,22 @@ static uint64_t word_of(const braid_shm_t *s, uint64_t first, int q)
 static int take_block(braid_shm_t *s, uint64_t first, int q, char *into, size_t n)
 {
     stream_t theirs = stream_of(s, first, q);
-    uint64_t at, w;
+    const unsigned char *entry = theirs.slot + WORD_BYTES;
+    uint64_t w;
     memcpy(&w, theirs.slot, sizeof w);
-    memcpy(&at, theirs.slot + (size_t)(s->rank + 1) * sizeof(uint64_t), sizeof at);
-    if (WAY_CELLS != (w & WAY_MASK)) return s->read(s->read_arg, q, into, at, n);
+    size_t e = table_entry(q, s->rank);
+    if (WAY_CELLS != (w & WAY_MASK)) {
+        uint64_t at;
+        memcpy(&at, entry + e * sizeof at, sizeof at);
+        return s->read(s->read_arg, q, into, at, n);
+    }
+    size_t place = place_bytes(s, s->size);
+    if (n <= place) {
+        braid_copy(into, theirs.slot + head_bytes(WAY_CELLS, s->size) + e * place, n);
+        return BRAID_OK;
+    }
+    uint32_t at;
+    memcpy(&at, entry + e * sizeof at, sizeof at);
     /* the owner's later cells, one by one (arriving at the first says
      * nothing of them) */
     for (int j = 1; j < (int)(w >> WAY_SPAN_SHIFT); j++) braid_shm_wait_one(s, first + (uint64_t)j, q);
@@ -226,7 +305,7 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank;
     size_t es = a->esize;
-    braid_shm_t *s = braid_shm_of(c, (size_t)(P + 1) * sizeof(uint64_t));
+    braid_shm_t *s = braid_shm_of(c, head_bytes(WAY_DIRECT, P));
     if (NULL == s) return braid_shm_of(c, 0) ? braid_alltoallv_pairwise(c, a) : BRAID_ERR_UNSUPPORTED;
     input_t in = { NULL != a->sbuf ? a->sbuf : a->rbuf, NULL != a->sbuf ? a->scounts : a->rcounts,
                    NULL != a->sbuf ? a->sdispls : a->displs };
@@ -258,7 +337,7 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     if (all && NULL != a->sbuf && a->rcounts[me])
         braid_copy((char *)a->rbuf + a->displs[me] * es, in.buf + in.displs[me] * es, a->rcounts[me] * es);
     for (int i = 1; i < P && all && BRAID_OK == rc; i++) {
-        int q = (me + i) % P;
+        int q = braid_ring_after(me, i, P);
         size_t n = a->rcounts[q] * es;
         if (n) rc = take_block(s, first, q, (char *)a->rbuf + a->displs[q] * es, n);
     }

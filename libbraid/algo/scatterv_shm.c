@@ -2,9 +2,10 @@
  * scatterv shm: the root's blocks through the node's shared-memory
  * segment, by the way their total allows
  *
- *   cells (the others' blocks and a table of P + 1 words within the
- *                root's slot): the root copies them in and returns; each
- *                rank copies its block out
+ *   cells (the others' blocks within the root's slot, each in a fixed
+ *                place when every one fits its place, else packed after a
+ *                table of P + 1 words): the root copies them in and
+ *                returns; each rank copies its block out
  *   single copy (above a slot, where the node has a reader): the root
  *                publishes each block's address; each rank reads its
  *                block straight from the root's send buffer, and the root
@@ -15,10 +16,10 @@
  *   steps: 1   bytes: each block once (cells: twice, at cache speed)
  *
  * Only the root knows every count, so the root alone chooses the way and
- * writes it in its slot, first word, with a table of where each rank's
- * block lies (its offset in the slot, or its address in the root's
- * memory); a rank waits for the root's slot and follows the way it finds
- * there. A rank with an empty block reads nothing and waits for nothing.
+ * writes it in its slot, first word, with (but for fixed places) a table
+ * of where each rank's block lies (its offset in the slot, or its address
+ * in the root's memory); a rank waits for the root's slot and follows the
+ * way it finds there. A rank with an empty block reads nothing and waits for nothing.
  * In place (the root's rbuf NULL) the root's block stays in sbuf.
  */
 #include <stdint.h>
@@ -30,7 +31,25 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
-enum { WAY_CELLS = 1, WAY_DIRECT = 2, WAY_MESSAGE = 3 };
+enum { WAY_CELLS = 1, WAY_DIRECT = 2, WAY_MESSAGE = 3, WAY_PLACES = 4 };
+
+/* WAY_PLACES: after the way word the root's slot is one fixed place per
+ * other rank, in rank order, of an equal share of the slot; the root takes
+ * it when every block fits its place. A rank then finds its block without
+ * reading an offset the root wrote: an address that depends on data from
+ * the root's line is known only once that line has come over, and the
+ * block's lines are asked for after it (a second line transfer in the
+ * far state, docs/BENCHMARKS.md); a fixed address lets the processor ask
+ * for them at once. */
+static size_t place_bytes(const braid_shm_t *s, int P)
+{
+    size_t room = s->slot_bytes - sizeof(uint64_t);
+    return P <= 2 ? room : room / (size_t)(P - 1);
+}
+static size_t place_of(const braid_shm_t *s, int P, int root, int q)
+{
+    return sizeof(uint64_t) + (size_t)(q - (q > root)) * place_bytes(s, P);
+}
 
 /* bytes of sbuf from its start to the end of its last block */
 static size_t span_of(const braid_coll_args_t *a, int P)
@@ -47,11 +66,24 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
 {
     int P = c->size, root = a->root;
     size_t es = a->esize, head = (size_t)(P + 1) * sizeof(uint64_t), others = 0;
+    size_t place = place_bytes(s, P);
+    bool placed = true;
     for (int q = 0; q < P; q++)
-        if (q != root) others += a->scounts[q] * es;
+        if (q != root) {
+            others += a->scounts[q] * es;
+            placed = placed && a->scounts[q] * es <= place;
+        }
     uint64_t way = NULL != braid_shm_of(c, head + others)            ? WAY_CELLS
                    : NULL != braid_shm_direct(c, head + others)      ? WAY_DIRECT
                                                                      : WAY_MESSAGE;
+    if (WAY_CELLS == way && placed) {
+        memcpy(slot, &(uint64_t){ WAY_PLACES }, sizeof(uint64_t));
+        for (int q = 0; q < P; q++)
+            if (q != root)
+                braid_copy(slot + place_of(s, P, root, q), (const char *)a->sbuf + a->sdispls[q] * es,
+                           a->scounts[q] * es);
+        return WAY_PLACES;
+    }
     const char *base = a->sbuf;
     if (WAY_DIRECT == way) base = braid_shm_expose(s, a->sbuf, span_of(a, P), a->scratch);
     if (NULL == base) way = WAY_MESSAGE;   /* no memory for a readable copy */
@@ -99,7 +131,8 @@ static int receive_block(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
         braid_shm_wait_one(s, seq, root);
         const unsigned char *slot = braid_shm_slot(s, seq, root);
         memcpy(&way, slot, sizeof way);
-        memcpy(&at, slot + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
+        if (WAY_PLACES == way) braid_copy(a->rbuf, slot + place_of(s, c->size, root, me), n);
+        else memcpy(&at, slot + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
         if (WAY_CELLS == way) braid_copy(a->rbuf, slot + at, n);
         if (WAY_DIRECT == way) rc = s->read(s->read_arg, root, a->rbuf, at, n);
     }

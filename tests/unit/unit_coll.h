@@ -529,11 +529,13 @@ static inline size_t unit_case_bytes(const unit_run_t *R)
         return BRAID_COLL_GATHERV == R->coll ? most : others;
     }
     if (BRAID_COLL_ALLTOALLV == R->coll) {
-        /* the largest slot alltoallv_shm asks: a table of P + 1 words and
-         * the blocks a rank sends the others */
+        /* the most any rank sends the others, after its way word and a
+         * table of P - 1 4-byte offsets (its blocks need not fit their
+         * places in a slot of that size: the stream then runs on into
+         * the next cells) */
         size_t most = 0;
         for (int r = 0; r < R->P; r++) {
-            size_t need = (size_t)(R->P + 1) * 8;
+            size_t need = 8 + (size_t)(R->P - 1) * 4;
             for (int q = 0; q < R->P; q++)
                 if (q != r) need += R->av[0][r * R->P + q] * R->args.esize;
             if (need > most) most = need;
