@@ -17,7 +17,7 @@
  * for each other rank in rank order - through the cells, the rest of its
  * first slot is then one fixed place per other rank, and a block that
  * fits its place lies there (the entry unused), a larger one in the
- * stream beyond the first slot at the offset its entry gives (4 bytes);
+ * stream after the last place taken, at the offset its entry gives (4 bytes);
  * by single copy, the entry is the block's address in the owner's memory
  * (8 bytes). The stream runs on from the owner's slot of the call's first
  * cell into its slots of the next ones, up to ncells (with the default
@@ -72,8 +72,8 @@ static size_t head_bytes(uint64_t way, int P)
 
 /* Through the cells, the rest of the first slot after the table is one
  * place per other rank, in table order, `place` bytes each: a block that
- * fits its place lies there, one that does not lies in the stream from
- * the second slot on, at the offset its table entry gives. The reader
+ * fits its place lies there, one that does not lies in the stream after
+ * the last place a block took, at the offset its table entry gives. The reader
  * knows its block's size (its receive count), so it knows which: for a
  * block in its place it reads no table. That matters more than the
  * instructions: an address read from the table is known only once the
@@ -166,21 +166,28 @@ static uint64_t choose_way(braid_comm_t *c, braid_shm_t *s, size_t stream, size_
     return others > DIRECT_MIN && NULL != braid_shm_direct(c, SIZE_MAX) ? WAY_DIRECT : WAY_NONE;
 }
 
-/* The stream's bytes: the first slot, and beyond it the blocks that do
- * not fit their places */
+/* The stream's bytes: the places up to the last one used, then the
+ * blocks that do not fit their places (from *over_at on) */
 static size_t stream_bytes(const braid_shm_t *s, int P, int me, const input_t *in, size_t es,
-                           size_t *others)
+                           size_t *others, size_t *over_at)
 {
-    size_t place = place_bytes(s, P), over = 0, last = 0;
+    size_t place = place_bytes(s, P), head = head_bytes(WAY_CELLS, P), over = 0;
+    size_t end = head, last = head;
     *others = 0;
     for (int q = 0; q < P; q++) {
         size_t n = in->counts[q] * es;
         if (q == me || 0 == n) continue;
         *others += n;
-        if (n > place) over += n;
-        else last = head_bytes(WAY_CELLS, P) + table_entry(me, q) * place + n;
+        if (n > place) {
+            over += n;
+            continue;
+        }
+        size_t at = head + table_entry(me, q) * place;
+        end = at + place;
+        last = at + n;
     }
-    return over ? s->slot_bytes + over : last;
+    *over_at = end;
+    return over ? end + over : last;
 }
 
 /* Claim the cells of this rank's stream, write its way, table and (cells)
@@ -189,8 +196,8 @@ static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_s
                             uint64_t first, const input_t *in)
 {
     int P = c->size, me = c->rank, k = 1;
-    size_t es = a->esize, others;
-    size_t stream = stream_bytes(s, P, me, in, es, &others);
+    size_t es = a->esize, others, over;
+    size_t stream = stream_bytes(s, P, me, in, es, &others, &over);
     uint64_t way = choose_way(c, s, stream, others, &k);
     const char *base = in->buf;
     if (WAY_DIRECT == way) {
@@ -210,7 +217,7 @@ static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_s
      * that they fit one) */
     memcpy(mine.slot, &word, sizeof word);
     unsigned char *entry = mine.slot + WORD_BYTES;
-    size_t place = place_bytes(s, P), at = head_bytes(WAY_CELLS, P), over = s->slot_bytes;
+    size_t place = place_bytes(s, P), at = head_bytes(WAY_CELLS, P);
     for (int q = 0; q < P && WAY_NONE != way; q++) {
         if (q == me) continue;   /* its own block it copies itself */
         size_t n = in->counts[q] * es;

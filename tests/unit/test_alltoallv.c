@@ -41,9 +41,9 @@ static unit_traffic_t model_pairwise(const unit_run_t *R, int r)
 
 /* every rank has a way: its blocks for the others fit its slots of the
  * cells (spanning them), or a reader takes them (above 8 KiB). Its stream
- * is the first slot (the way word, a table of P - 1 4-byte offsets, then
- * one place per other rank, each of an equal share of the rest), and the
- * blocks larger than their place after it. */
+ * is the way word, a table of P - 1 4-byte offsets, one place per other
+ * rank (each an equal share of the rest of the first slot) up to the last
+ * place a block took, and the blocks larger than their place after it. */
 static bool every_rank_has_a_way(const unit_run_t *R)
 {
     /* the word and a table of P - 1 addresses must fit the first slot (the
@@ -51,14 +51,15 @@ static bool every_rank_has_a_way(const unit_run_t *R)
     if ((size_t)R->P * 8 > R->shm[0].slot_bytes) return false;
     for (int s = 0; s < R->P; s++) {
         size_t others = 0, over = 0, slot = R->shm[0].slot_bytes, head = 8 + (size_t)(R->P - 1) * 4;
-        size_t place = R->P > 2 ? (slot - head) / (size_t)(R->P - 1) : slot - head;
+        size_t place = R->P > 2 ? (slot - head) / (size_t)(R->P - 1) : slot - head, end = head;
         for (int d = 0; d < R->P; d++) {
             size_t n = R->av[0][s * R->P + d] * R->args.esize;
-            if (d == s) continue;
+            if (d == s || 0 == n) continue;
             others += n;
             if (n > place) over += n;
+            else end = head + (size_t)(d - (d > s) + 1) * place;
         }
-        bool cells = 0 == over || slot + over <= UNIT_SHM_CELLS * slot;
+        bool cells = 0 == over || end + over <= UNIT_SHM_CELLS * slot;
         if (!cells && !(R->shm_direct && others > ((size_t)8 << 10))) return false;
     }
     return true;
