@@ -60,29 +60,31 @@ static int alltoallv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *
     return rc;
 }
 
-static int alltoallv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vvargs_t x)
+/* x: the caller's, its buffers moved to host copies where they are on a
+ * device */
+static int alltoallv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vvargs_t *x)
 {
     int P = m->bcomm.size;
-    bool in_place = MPI_IN_PLACE == x.s.buf, hand_on;
+    bool in_place = MPI_IN_PLACE == x->s.buf, hand_on;
     const void *none = NULL;
-    size_t sn = in_place ? 0 : mca_coll_braid_device_span(&x.s, P);
-    size_t rn = mca_coll_braid_device_span(&x.r, P);
+    size_t sn = in_place ? 0 : mca_coll_braid_device_span(&x->s, P);
+    size_t rn = mca_coll_braid_device_span(&x->r, P);
     /* each copy starts at its side's lowest block (a displacement may be
      * negative) */
-    ptrdiff_t slo = sn ? mca_coll_braid_blocks_low(&x.s, P) : 0;
-    ptrdiff_t rlo = rn ? mca_coll_braid_blocks_low(&x.r, P) : 0;
-    const void *sbuf = mca_coll_braid_shift(x.s.buf, slo, x.s.dtype);
-    void *rbuf = mca_coll_braid_shift(x.r.buf, rlo, x.r.dtype);
+    ptrdiff_t slo = sn ? mca_coll_braid_blocks_low(&x->s, P) : 0;
+    ptrdiff_t rlo = rn ? mca_coll_braid_blocks_low(&x->r, P) : 0;
+    const void *sbuf = mca_coll_braid_shift(x->s.buf, slo, x->s.dtype);
+    void *rbuf = mca_coll_braid_shift(x->r.buf, rlo, x->r.dtype);
     mca_coll_braid_host_copies_t *hc;
     /* the receive span is read first: its gaps keep their values */
-    int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &sbuf, sn, x.s.dtype, &rbuf,
-                                             rn, x.r.dtype, true);
-    x.s.buf = in_place ? MPI_IN_PLACE : mca_coll_braid_shift(sbuf, -slo, x.s.dtype);
-    x.r.buf = mca_coll_braid_shift(rbuf, -rlo, x.r.dtype);
-    if (MPI_SUCCESS == rc) rc = alltoallv_host(m, r, &x, &hand_on);
+    int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &sbuf, sn, x->s.dtype, &rbuf,
+                                             rn, x->r.dtype, true);
+    x->s.buf = in_place ? MPI_IN_PLACE : mca_coll_braid_shift(sbuf, -slo, x->s.dtype);
+    x->r.buf = mca_coll_braid_shift(rbuf, -rlo, x->r.dtype);
+    if (MPI_SUCCESS == rc) rc = alltoallv_host(m, r, x, &hand_on);
     if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r))
-        rc = m->prev.coll_alltoallv(x.s.buf, x.s.counts, x.s.displs, x.s.dtype, (void *)x.r.buf,
-                                    x.r.counts, x.r.displs, x.r.dtype, m->comm,
+        rc = m->prev.coll_alltoallv(x->s.buf, x->s.counts, x->s.displs, x->s.dtype, (void *)x->r.buf,
+                                    x->r.counts, x->r.displs, x->r.dtype, m->comm,
                                     m->prev.coll_alltoallv_module);
     return mca_coll_braid_host_copies_close(hc, rc);
 }
@@ -98,7 +100,11 @@ static vvargs_t of_request(const mca_coll_braid_request_t *r)
     return x;
 }
 
-static int run(mca_coll_braid_request_t *r) { return alltoallv(r->m, r, of_request(r)); }
+static int run(mca_coll_braid_request_t *r)
+{
+    vvargs_t x = of_request(r);
+    return alltoallv(r->m, r, &x);
+}
 
 static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
@@ -155,7 +161,7 @@ static int mca_coll_braid_alltoallv(VVARGS, mca_coll_base_module_t *module)
 {
     (void)comm;
     vvargs_t x = { { sbuf, scounts, sdispls, sdtype }, { rbuf, rcounts, rdispls, rdtype } };
-    return alltoallv((mca_coll_braid_module_t *)module, NULL, x);
+    return alltoallv((mca_coll_braid_module_t *)module, NULL, &x);
 }
 
 static int mca_coll_braid_ialltoallv(VVARGS, ompi_request_t **request, mca_coll_base_module_t *module)

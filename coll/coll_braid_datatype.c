@@ -148,16 +148,12 @@ static char *block_at(const mca_coll_braid_blocks_t *b, int i)
     return (char *)b->buf + (ptrdiff_t)b->displs[i] * extent;
 }
 
-char *mca_coll_braid_blocks_bytes(braid_scratch_t *scratch, int slot, const mca_coll_braid_blocks_t *b,
-                                  int P, bool read, size_t *bc, size_t *bd, bool *packed, int *rc)
+char *mca_coll_braid_blocks_packed(braid_scratch_t *scratch, int slot, const mca_coll_braid_blocks_t *b,
+                                   int P, bool read, size_t *bc, size_t *bd, int *rc)
 {
-    size_t tsize = mca_coll_braid_type_size(b->dtype), total = 0;
-    /* dense: elements next to each other, so a displacement in elements
-     * is one in bytes times the size */
-    *packed = !mca_coll_braid_is_contiguous(b->dtype, 2);
-    ptrdiff_t lo = mca_coll_braid_blocks_layout(b->counts, b->displs, P, tsize, *packed, bc, bd);
-    if (!*packed)
-        return mca_coll_braid_contig_base(mca_coll_braid_shift(b->buf, lo, b->dtype), b->dtype);
+    size_t total = 0;
+    (void)mca_coll_braid_blocks_layout(b->counts, b->displs, P, mca_coll_braid_type_size(b->dtype),
+                                       true, bc, bd);
     for (int i = 0; i < P; i++) total += bc[i];
     char *tmp = braid_scratch_get(scratch, slot, total ? total : 1);
     if (NULL == tmp) {

@@ -176,15 +176,34 @@ static inline ptrdiff_t mca_coll_braid_blocks_layout(const int *counts, const in
         if (bc[i]) bd[i] -= (size_t)lo * tsize;
     return lo;
 }
+/* The blocks of a type that is not dense, one after another in scratch
+ * slot `slot` (packed in from the user's buffer when `read`), their
+ * sizes and offsets there into bc and bd: mca_coll_braid_blocks_bytes's
+ * other half. */
+char *mca_coll_braid_blocks_packed(braid_scratch_t *scratch, int slot, const mca_coll_braid_blocks_t *b,
+                                   int P, bool read, size_t *bc, size_t *bd, int *rc);
 /* The blocks as bytes for the algorithms: their sizes and byte
  * displacements into bc and bd (P entries each), and the bytes: the
  * user's buffer itself, from its lowest block on, when the type is dense
  * (extent = size), else
  * scratch slot `slot` with the blocks one after another, packed in from
  * the user's buffer when `read`. NULL: out of memory or a pack failed (*rc
- * says which). */
-char *mca_coll_braid_blocks_bytes(braid_scratch_t *scratch, int slot, const mca_coll_braid_blocks_t *b,
-                                  int P, bool read, size_t *bc, size_t *bd, bool *packed, int *rc);
+ * says which). Always inline: the dense case is a v call's every time
+ * with a predefined type, and as a call of its own (GCC's choice for a
+ * plain inline called twice) its frame cost alltoallv at P = 2 about 60
+ * instructions, more than its loop. */
+static inline __attribute__((always_inline)) char *mca_coll_braid_blocks_bytes(braid_scratch_t *scratch, int slot,
+                                                const mca_coll_braid_blocks_t *b, int P, bool read,
+                                                size_t *bc, size_t *bd, bool *packed, int *rc)
+{
+    /* dense: elements next to each other, so a displacement in elements
+     * is one in bytes times the size */
+    *packed = !mca_coll_braid_is_contiguous(b->dtype, 2);
+    if (*packed) return mca_coll_braid_blocks_packed(scratch, slot, b, P, read, bc, bd, rc);
+    ptrdiff_t lo = mca_coll_braid_blocks_layout(b->counts, b->displs, P,
+                                                mca_coll_braid_type_size(b->dtype), false, bc, bd);
+    return mca_coll_braid_contig_base(mca_coll_braid_shift(b->buf, lo, b->dtype), b->dtype);
+}
 /* The packed blocks (as mca_coll_braid_blocks_bytes laid them out) back to
  * their places in the user's buffer; gaps and holes keep their values. */
 int mca_coll_braid_blocks_unpack(const mca_coll_braid_blocks_t *b, int P, const char *bytes,

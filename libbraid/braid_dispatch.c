@@ -164,7 +164,13 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     call->coll = coll;
     call->req = req;
     call->bytes = bytes;
-    call->choice = choose(s, call);
+    /* the cache's hit here, the rest out of line: most calls repeat their
+     * collective's last size, and a call to choose for it cost as much
+     * again as the test (its frame, its 24-byte return) */
+    if (!persistent(call) && s->choice_cache[coll].valid && s->choice_cache[coll].bytes == bytes)
+        call->choice = s->choice_cache[coll].choice;
+    else
+        call->choice = choose(s, call);
     braid_coll_args_t *a = &call->args;
     a->sbuf = NULL;
     a->rbuf = NULL;

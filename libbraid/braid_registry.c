@@ -94,19 +94,6 @@ bool braid_alg_takes_op(braid_coll_t coll, int alg, int P, bool commutative, boo
     return NULL != a && braid_row_takes_op(a, P, commutative, exact);
 }
 
-bool braid_row_takes_op(const braid_algorithm_t *a, int P, bool commutative, bool exact)
-{
-    if (commutative) return true;
-    switch (a->noncomm) {
-    case BRAID_NONCOMM_NO_OP:
-    case BRAID_NONCOMM_KEPT: return true;
-    case BRAID_NONCOMM_EXACT: return P <= 1 || exact;
-    case BRAID_NONCOMM_REFUSED: return P <= 1;
-    case BRAID_NONCOMM_REFUSED_ALL_P: return false;
-    default: return false;
-    }
-}
-
 int braid_alg_count(braid_coll_t coll)
 {
     const braid_collective_t *c = coll_of(coll);

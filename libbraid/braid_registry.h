@@ -225,8 +225,19 @@ const braid_algorithm_t *braid_algorithm(braid_coll_t coll, int alg);
  * on P ranks; false where it returns BRAID_ERR_UNSUPPORTED on every rank
  * (its noncomm fact). exact: a->exact. False for auto or an invalid id. */
 bool braid_alg_takes_op(braid_coll_t coll, int alg, int P, bool commutative, bool exact);
-/* The same of a row (not NULL) */
-bool braid_row_takes_op(const braid_algorithm_t *a, int P, bool commutative, bool exact);
+/* The same of a row (not NULL); inline, the dispatch asks it of every
+ * call */
+static inline bool braid_row_takes_op(const braid_algorithm_t *a, int P, bool commutative, bool exact)
+{
+    switch (a->noncomm) {
+    case BRAID_NONCOMM_NO_OP:
+    case BRAID_NONCOMM_KEPT: return true;
+    case BRAID_NONCOMM_EXACT: return commutative || P <= 1 || exact;
+    case BRAID_NONCOMM_REFUSED: return commutative || P <= 1;
+    case BRAID_NONCOMM_REFUSED_ALL_P: return commutative;
+    default: return commutative;
+    }
+}
 /* One past the largest algorithm id of coll (BRAID_<COLL>_NALGS); 0 if invalid. */
 int braid_alg_count(braid_coll_t coll);
 

@@ -86,6 +86,26 @@ static size_t place_bytes(const braid_shm_t *s, int P)
     return P <= 2 ? room : room / (size_t)(P - 1);
 }
 
+/* One call's view of the first cell: where each owner's slot starts (the
+ * slots of one cell lie `stride` apart, so one address and a multiply
+ * find any), and the table's and places' sizes, worked out once for the
+ * P words and P blocks the call reads rather than once for each. */
+typedef struct view {
+    braid_shm_t *s;
+    uint64_t first;
+    unsigned char *slot0;   /* rank 0's slot of cell first */
+    size_t head, place;     /* head_bytes(WAY_CELLS, P), place_bytes */
+} view_t;
+
+static view_t view_of(braid_shm_t *s, uint64_t first)
+{
+    view_t v = { s, first, braid_shm_slot(s, first, 0), head_bytes(WAY_CELLS, s->size),
+                 place_bytes(s, s->size) };
+    return v;
+}
+
+static unsigned char *slot_of(const view_t *v, int q) { return v->slot0 + (size_t)q * v->s->stride; }
+
 /* Single copy only for an owner sending the others more than this: below
  * it (and beyond the cells) the pairwise messages were faster at P = 2
  * (docs/BENCHMARKS.md, alltoallv). */
@@ -109,9 +129,9 @@ typedef struct stream {
     unsigned char *slot;
 } stream_t;
 
-static stream_t stream_of(const braid_shm_t *s, uint64_t first, int owner)
+static stream_t stream_of(const view_t *v, int owner)
 {
-    stream_t t = { s, first, owner, braid_shm_slot(s, first, owner) };
+    stream_t t = { v->s, v->first, owner, slot_of(v, owner) };
     return t;
 }
 
@@ -168,10 +188,10 @@ static uint64_t choose_way(braid_comm_t *c, braid_shm_t *s, size_t stream, size_
 
 /* The stream's bytes: the places up to the last one used, then the
  * blocks that do not fit their places (from *over_at on) */
-static size_t stream_bytes(const braid_shm_t *s, int P, int me, const input_t *in, size_t es,
+static size_t stream_bytes(const view_t *v, int P, int me, const input_t *in, size_t es,
                            size_t *others, size_t *over_at)
 {
-    size_t place = place_bytes(s, P), head = head_bytes(WAY_CELLS, P), over = 0;
+    size_t place = v->place, head = v->head, over = 0;
     size_t end = head, last = head;
     *others = 0;
     for (int q = 0; q < P; q++) {
@@ -190,14 +210,40 @@ static size_t stream_bytes(const braid_shm_t *s, int P, int me, const input_t *i
     return over ? end + over : last;
 }
 
+/* Every block of this rank's into its place, in one pass over the counts
+ * (the first cell claimed): true, or false at the first block that does
+ * not fit (the stream's way is then worked out from all of them). A
+ * small call's every block fits: it is done without stream_bytes' pass. */
+static bool fill_places(const view_t *v, int P, int me, const input_t *in, size_t es)
+{
+    unsigned char *at = slot_of(v, me) + v->head;
+    for (int q = 0; q < P; q++) {
+        if (q == me) continue;   /* its own block it copies itself */
+        size_t n = in->counts[q] * es;
+        if (n > v->place) return false;
+        braid_copy(at, in->buf + in->displs[q] * es, n);
+        at += v->place;
+    }
+    return true;
+}
+
 /* Claim the cells of this rank's stream, write its way, table and (cells)
  * blocks into them, and arrive at each, the first last; its way word */
-static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
-                            uint64_t first, const input_t *in)
+static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, const view_t *v,
+                            const input_t *in)
 {
+    braid_shm_t *s = v->s;
+    uint64_t first = v->first;
     int P = c->size, me = c->rank, k = 1;
     size_t es = a->esize, others, over;
-    size_t stream = stream_bytes(s, P, me, in, es, &others, &over);
+    braid_shm_claim(s, first);
+    if (fill_places(v, P, me, in, es)) {
+        uint64_t word = WAY_CELLS | (uint64_t)1 << WAY_SPAN_SHIFT;
+        memcpy(slot_of(v, me), &word, sizeof word);
+        braid_shm_arrive(s, first);
+        return word;
+    }
+    size_t stream = stream_bytes(v, P, me, in, es, &others, &over);
     uint64_t way = choose_way(c, s, stream, others, &k);
     const char *base = in->buf;
     if (WAY_DIRECT == way) {
@@ -210,14 +256,14 @@ static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_s
     /* in place, the others read rbuf itself: the call swaps (swap_in_place) */
     if (WAY_DIRECT == way && base == in->buf && NULL == a->sbuf) way |= WAY_LIVE;
     if (WAY_CELLS != way) k = 1;
-    for (int j = 0; j < k; j++) braid_shm_claim(s, first + (uint64_t)j);
+    for (int j = 1; j < k; j++) braid_shm_claim(s, first + (uint64_t)j);
     uint64_t word = way | (uint64_t)k << WAY_SPAN_SHIFT;
-    stream_t mine = stream_of(s, first, me);
+    stream_t mine = stream_of(v, me);
     /* the word and the table lie in the first slot (the caller checked
      * that they fit one) */
     memcpy(mine.slot, &word, sizeof word);
     unsigned char *entry = mine.slot + WORD_BYTES;
-    size_t place = place_bytes(s, P), at = head_bytes(WAY_CELLS, P);
+    size_t place = v->place, at = v->head;
     for (int q = 0; q < P && WAY_NONE != way; q++) {
         if (q == me) continue;   /* its own block it copies itself */
         size_t n = in->counts[q] * es;
@@ -243,36 +289,37 @@ static uint64_t fill_stream(braid_comm_t *c, const braid_coll_args_t *a, braid_s
     return word;
 }
 
-static uint64_t word_of(const braid_shm_t *s, uint64_t first, int q)
+static uint64_t word_of(const view_t *v, int q)
 {
     uint64_t w;
-    memcpy(&w, braid_shm_slot(s, first, q), sizeof w);
+    memcpy(&w, slot_of(v, q), sizeof w);
     return w;
 }
 
 /* q's block for this rank, out of q's stream (cells) or q's memory */
-static int take_block(braid_shm_t *s, uint64_t first, int q, char *into, size_t n)
+static int take_block(const view_t *v, int q, char *into, size_t n)
 {
-    stream_t theirs = stream_of(s, first, q);
-    const unsigned char *entry = theirs.slot + WORD_BYTES;
+    braid_shm_t *s = v->s;
+    unsigned char *slot = slot_of(v, q);
+    const unsigned char *entry = slot + WORD_BYTES;
     uint64_t w;
-    memcpy(&w, theirs.slot, sizeof w);
+    memcpy(&w, slot, sizeof w);
     size_t e = table_entry(q, s->rank);
     if (WAY_CELLS != (w & WAY_MASK)) {
         uint64_t at;
         memcpy(&at, entry + e * sizeof at, sizeof at);
         return s->read(s->read_arg, q, into, at, n);
     }
-    size_t place = place_bytes(s, s->size);
-    if (n <= place) {
-        braid_copy(into, theirs.slot + head_bytes(WAY_CELLS, s->size) + e * place, n);
+    if (n <= v->place) {
+        braid_copy(into, slot + v->head + e * v->place, n);
         return BRAID_OK;
     }
+    stream_t theirs = stream_of(v, q);
     uint32_t at;
     memcpy(&at, entry + e * sizeof at, sizeof at);
     /* the owner's later cells, one by one (arriving at the first says
      * nothing of them) */
-    for (int j = 1; j < (int)(w >> WAY_SPAN_SHIFT); j++) braid_shm_wait_one(s, first + (uint64_t)j, q);
+    for (int j = 1; j < (int)(w >> WAY_SPAN_SHIFT); j++) braid_shm_wait_one(s, v->first + (uint64_t)j, q);
     stream_get(&theirs, at, into, n);
     return BRAID_OK;
 }
@@ -280,8 +327,7 @@ static int take_block(braid_shm_t *s, uint64_t first, int q, char *into, size_t 
 /* In place with single copy: braid_shm_swap, each rank's blocks at its
  * receive displacements */
 typedef struct v_swap {
-    braid_shm_t *s;
-    uint64_t first;
+    const view_t *v;
     const braid_coll_args_t *a;
 } v_swap_t;
 
@@ -295,15 +341,16 @@ static char *swap_dst(void *arg, int q, size_t *bytes)
 static int swap_take(void *arg, int q, char *into, size_t n)
 {
     const v_swap_t *w = arg;
-    return take_block(w->s, w->first, q, into, n);
+    return take_block(w->v, q, into, n);
 }
 
-static int swap_in_place(braid_shm_t *s, uint64_t first, const braid_coll_args_t *a, uint64_t mine)
+static int swap_in_place(const view_t *v, const braid_coll_args_t *a, uint64_t mine)
 {
+    braid_shm_t *s = v->s;
     size_t most = 0;
     for (int q = 0; q < s->size; q++)
         if (q != s->rank && a->rcounts[q] * a->esize > most) most = a->rcounts[q] * a->esize;
-    v_swap_t arg = { s, first, a };
+    v_swap_t arg = { v, a };
     braid_shm_swap_t w = { swap_dst, swap_take, &arg, 0 != (mine & WAY_LIVE) };
     return braid_shm_swap(s, s->seq, &w, braid_scratch_get(a->scratch, 0, most));
 }
@@ -317,24 +364,29 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     input_t in = { NULL != a->sbuf ? a->sbuf : a->rbuf, NULL != a->sbuf ? a->scounts : a->rcounts,
                    NULL != a->sbuf ? a->sdispls : a->displs };
     uint64_t first = braid_shm_begin(s);
-    uint64_t mine = fill_stream(c, a, s, first, &in);
+    view_t v = view_of(s, first);
+    uint64_t mine = fill_stream(c, a, &v, &in);
     braid_shm_wait_all(s, first);
-    bool all = true, direct = false, live = false;
-    int cells = 1;   /* the most any owner's stream spans: every rank numbers that many */
+    /* the words' bits ORed (a way is one bit, WAY_LIVE another), and
+     * whether every owner has a way: no branch per owner */
+    uint64_t any = mine, most = mine >> WAY_SPAN_SHIFT;
+    bool all = WAY_NONE != (mine & WAY_MASK);
     for (int q = 0; q < P; q++) {
         /* not its own slot's word: the others' reads may have taken that
          * line away, and reading it back costs a miss (the far state's
          * quarter microsecond) */
-        uint64_t w = q == me ? mine : word_of(s, first, q);
-        all = all && WAY_NONE != (w & WAY_MASK);
-        direct = direct || WAY_DIRECT == (w & WAY_MASK);
-        live = live || 0 != (w & WAY_LIVE);
-        if ((int)(w >> WAY_SPAN_SHIFT) > cells) cells = (int)(w >> WAY_SPAN_SHIFT);
+        if (q == me) continue;
+        uint64_t w = word_of(&v, q);
+        any |= w;
+        all &= WAY_NONE != (w & WAY_MASK);
+        if (w >> WAY_SPAN_SHIFT > most) most = w >> WAY_SPAN_SHIFT;
     }
+    bool direct = 0 != (any & WAY_DIRECT), live = 0 != (any & WAY_LIVE);
+    int cells = (int)most;   /* the most any owner's stream spans: every rank numbers that many */
     s->seq = first + (uint64_t)cells - 1;
     int rc = BRAID_OK;
     if (all && live) {
-        rc = swap_in_place(s, first, a, mine);
+        rc = swap_in_place(&v, a, mine);
         braid_shm_done(s, s->seq);
         /* a published copy: read in the readers' own rounds, not waited for */
         if (WAY_DIRECT == (mine & WAY_MASK) && 0 == (mine & WAY_LIVE)) braid_shm_wait_all_done(s, first);
@@ -346,7 +398,7 @@ int braid_alltoallv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     for (int i = 1; i < P && all && BRAID_OK == rc; i++) {
         int q = braid_ring_after(me, i, P);
         size_t n = a->rcounts[q] * es;
-        if (n) rc = take_block(s, first, q, (char *)a->rbuf + a->displs[q] * es, n);
+        if (n) rc = take_block(&v, q, (char *)a->rbuf + a->displs[q] * es, n);
     }
     braid_shm_done(s, s->seq);
     if (direct && WAY_DIRECT == (mine & WAY_MASK)) braid_shm_wait_all_done(s, first);
