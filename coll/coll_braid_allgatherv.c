@@ -91,27 +91,27 @@ static mca_coll_braid_blocks_t rblocks(const vargs_t *x)
     return b;
 }
 
-static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vargs_t x)
+static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vargs_t *x)
 {
     bool hand_on;
     mca_coll_braid_host_copies_t *hc;
     const void *none = NULL;
-    bool in_place = MPI_IN_PLACE == x.sbuf;
+    bool in_place = MPI_IN_PLACE == x->sbuf;
     /* the whole span of the receive buffer, from its lowest block (a
      * displacement may be negative), is read first: the gaps between
      * blocks keep their values */
-    mca_coll_braid_blocks_t rb = rblocks(&x);
+    mca_coll_braid_blocks_t rb = rblocks(x);
     size_t rn = mca_coll_braid_device_span(&rb, m->bcomm.size);
     ptrdiff_t lo = rn ? mca_coll_braid_blocks_low(&rb, m->bcomm.size) : 0;
-    x.rbuf = mca_coll_braid_shift(x.rbuf, lo, x.rdtype);
-    int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &x.sbuf, elems(x.scount),
-                                             x.sdtype, &x.rbuf, rn, x.rdtype, true);
-    x.rbuf = mca_coll_braid_shift(x.rbuf, -lo, x.rdtype);
-    if (in_place) x.sbuf = MPI_IN_PLACE;
-    if (MPI_SUCCESS == rc) rc = allgatherv_host(m, r, &x, &hand_on);
+    x->rbuf = mca_coll_braid_shift(x->rbuf, lo, x->rdtype);
+    int rc = mca_coll_braid_host_copies_open(&hc, in_place ? &none : &x->sbuf, elems(x->scount),
+                                             x->sdtype, &x->rbuf, rn, x->rdtype, true);
+    x->rbuf = mca_coll_braid_shift(x->rbuf, -lo, x->rdtype);
+    if (in_place) x->sbuf = MPI_IN_PLACE;
+    if (MPI_SUCCESS == rc) rc = allgatherv_host(m, r, x, &hand_on);
     if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r))
-        rc = m->prev.coll_allgatherv(x.sbuf, x.scount, x.sdtype, x.rbuf, x.rcounts, x.displs,
-                                     x.rdtype, m->comm, m->prev.coll_allgatherv_module);
+        rc = m->prev.coll_allgatherv(x->sbuf, x->scount, x->sdtype, x->rbuf, x->rcounts, x->displs,
+                                     x->rdtype, m->comm, m->prev.coll_allgatherv_module);
     return mca_coll_braid_host_copies_close(hc, rc);
 }
 
@@ -125,7 +125,11 @@ static vargs_t of_request(const mca_coll_braid_request_t *r)
     return x;
 }
 
-static int run(mca_coll_braid_request_t *r) { return allgatherv(r->m, r, of_request(r)); }
+static int run(mca_coll_braid_request_t *r)
+{
+    vargs_t x = of_request(r);
+    return allgatherv(r->m, r, &x);
+}
 
 static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
@@ -180,7 +184,7 @@ static int mca_coll_braid_allgatherv(VARGS, mca_coll_base_module_t *module)
 {
     (void)comm;
     vargs_t x = { sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype };
-    return allgatherv((mca_coll_braid_module_t *)module, NULL, x);
+    return allgatherv((mca_coll_braid_module_t *)module, NULL, &x);
 }
 
 static int mca_coll_braid_iallgatherv(VARGS, ompi_request_t **request, mca_coll_base_module_t *module)

@@ -121,28 +121,33 @@ static void copy_counts(bool gather, bool is_root, const rooted_t *x, size_t P, 
     *rfill = (gather && s_in_place) || !mca_coll_braid_is_contiguous(x->rdtype, *rn);
 }
 
+/* x: the caller's, its buffers moved to host copies where they are on a
+ * device */
 static int rooted(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
-                  rooted_t x)
+                  rooted_t *x)
 {
-    bool gather = BRAID_COLL_GATHER == coll, is_root = m->bcomm.rank == x.root, hand_on;
-    size_t sn, rn;
-    bool rfill;
-    copy_counts(gather, is_root, &x, (size_t)m->bcomm.size, &sn, &rn, &rfill);
+    bool gather = BRAID_COLL_GATHER == coll, is_root = m->bcomm.rank == x->root, hand_on;
+    size_t sn = 0, rn = 0;
+    bool rfill = false;
+    /* the copies' sizes only where buffers may be on a device: in a job
+     * without CUDA that is one load, not the datatype queries */
+    if (mca_coll_braid_component.cuda_job)
+        copy_counts(gather, is_root, x, (size_t)m->bcomm.size, &sn, &rn, &rfill);
     const void *none = NULL;
-    bool s_in_place = MPI_IN_PLACE == x.sbuf, r_in_place = MPI_IN_PLACE == x.rbuf;
+    bool s_in_place = MPI_IN_PLACE == x->sbuf, r_in_place = MPI_IN_PLACE == x->rbuf;
     mca_coll_braid_host_copies_t *hc;
-    int rc = mca_coll_braid_host_copies_open(&hc, 0 == sn ? &none : &x.sbuf, sn, x.sdtype,
-                                             0 == rn ? NULL : &x.rbuf, rn, x.rdtype, rfill);
-    if (s_in_place) x.sbuf = MPI_IN_PLACE;
-    if (r_in_place) x.rbuf = MPI_IN_PLACE;
-    if (MPI_SUCCESS == rc) rc = rooted_host(m, r, coll, &x, &hand_on);
+    int rc = mca_coll_braid_host_copies_open(&hc, 0 == sn ? &none : &x->sbuf, sn, x->sdtype,
+                                             0 == rn ? NULL : &x->rbuf, rn, x->rdtype, rfill);
+    if (s_in_place) x->sbuf = MPI_IN_PLACE;
+    if (r_in_place) x->rbuf = MPI_IN_PLACE;
+    if (MPI_SUCCESS == rc) rc = rooted_host(m, r, coll, x, &hand_on);
     if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r)) {
         if (gather)
-            rc = m->prev.coll_gather(x.sbuf, x.scount, x.sdtype, x.rbuf, x.rcount, x.rdtype, x.root,
-                                     m->comm, m->prev.coll_gather_module);
+            rc = m->prev.coll_gather(x->sbuf, x->scount, x->sdtype, x->rbuf, x->rcount, x->rdtype,
+                                     x->root, m->comm, m->prev.coll_gather_module);
         else
-            rc = m->prev.coll_scatter(x.sbuf, x.scount, x.sdtype, x.rbuf, x.rcount, x.rdtype, x.root,
-                                      m->comm, m->prev.coll_scatter_module);
+            rc = m->prev.coll_scatter(x->sbuf, x->scount, x->sdtype, x->rbuf, x->rcount, x->rdtype,
+                                      x->root, m->comm, m->prev.coll_scatter_module);
     }
     return mca_coll_braid_host_copies_close(hc, rc);
 }
@@ -159,7 +164,8 @@ static rooted_t of_request(const mca_coll_braid_request_t *r)
 
 static int run(mca_coll_braid_request_t *r)
 {
-    return rooted(r->m, r, r->family->coll, of_request(r));
+    rooted_t x = of_request(r);
+    return rooted(r->m, r, r->family->coll, &x);
 }
 
 static int prev_igather(mca_coll_braid_request_t *r, ompi_request_t **req)
@@ -212,14 +218,14 @@ static int mca_coll_braid_gather(ROOTED_ARGS, mca_coll_base_module_t *module)
 {
     (void)comm;
     rooted_t x = { sbuf, scount, sdtype, rbuf, rcount, rdtype, root };
-    return rooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_GATHER, x);
+    return rooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_GATHER, &x);
 }
 
 static int mca_coll_braid_scatter(ROOTED_ARGS, mca_coll_base_module_t *module)
 {
     (void)comm;
     rooted_t x = { sbuf, scount, sdtype, rbuf, rcount, rdtype, root };
-    return rooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_SCATTER, x);
+    return rooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_SCATTER, &x);
 }
 
 static int mca_coll_braid_igather(ROOTED_ARGS, ompi_request_t **request, mca_coll_base_module_t *module)

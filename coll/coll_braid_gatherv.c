@@ -115,30 +115,33 @@ static int call_prev(mca_coll_braid_module_t *m, bool gather, const vrooted_t *x
 }
 
 static int vrooted(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
-                   vrooted_t x)
+                   vrooted_t *x)
 {
-    bool gather = BRAID_COLL_GATHERV == coll, is_root = m->bcomm.rank == x.root, hand_on;
-    size_t bn, on;
-    bool ofill;
-    copy_counts(gather, is_root, &x, m->bcomm.size, &bn, &on, &ofill);
-    bool in_place = MPI_IN_PLACE == x.own;
+    bool gather = BRAID_COLL_GATHERV == coll, is_root = m->bcomm.rank == x->root, hand_on;
+    size_t bn = 0, on = 0;
+    bool ofill = false;
+    /* the copies' sizes only where buffers may be on a device */
+    if (mca_coll_braid_component.cuda_job)
+        copy_counts(gather, is_root, x, m->bcomm.size, &bn, &on, &ofill);
+    bool in_place = MPI_IN_PLACE == x->own;
     const void *none = NULL;
     /* the blocks' copy starts at the lowest one (a displacement may be
      * negative) */
-    ptrdiff_t lo = bn ? mca_coll_braid_blocks_low(&x.blocks, m->bcomm.size) : 0;
-    void *blocks = mca_coll_braid_shift(x.blocks.buf, lo, x.blocks.dtype), *own = (void *)x.own;
+    ptrdiff_t lo = bn ? mca_coll_braid_blocks_low(&x->blocks, m->bcomm.size) : 0;
+    void *blocks = mca_coll_braid_shift(x->blocks.buf, lo, x->blocks.dtype), *own = (void *)x->own;
     mca_coll_braid_host_copies_t *hc;
     const void **sent_blocks = (const void **)&blocks;
-    int rc = gather ? mca_coll_braid_host_copies_open(&hc, 0 == on ? &none : &x.own, on, x.own_dtype,
-                                                      0 == bn ? NULL : &blocks, bn, x.blocks.dtype, true)
+    int rc = gather ? mca_coll_braid_host_copies_open(&hc, 0 == on ? &none : &x->own, on,
+                                                      x->own_dtype, 0 == bn ? NULL : &blocks, bn,
+                                                      x->blocks.dtype, true)
                     : mca_coll_braid_host_copies_open(&hc, 0 == bn ? &none : sent_blocks, bn,
-                                                      x.blocks.dtype, 0 == on ? NULL : &own, on,
-                                                      x.own_dtype, ofill);
-    x.blocks.buf = mca_coll_braid_shift(blocks, -lo, x.blocks.dtype);
-    if (!gather) x.own = own;
-    if (in_place) x.own = MPI_IN_PLACE;
-    if (MPI_SUCCESS == rc) rc = vrooted_host(m, r, coll, &x, &hand_on);
-    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r)) rc = call_prev(m, gather, &x);
+                                                      x->blocks.dtype, 0 == on ? NULL : &own, on,
+                                                      x->own_dtype, ofill);
+    x->blocks.buf = mca_coll_braid_shift(blocks, -lo, x->blocks.dtype);
+    if (!gather) x->own = own;
+    if (in_place) x->own = MPI_IN_PLACE;
+    if (MPI_SUCCESS == rc) rc = vrooted_host(m, r, coll, x, &hand_on);
+    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r)) rc = call_prev(m, gather, x);
     return mca_coll_braid_host_copies_close(hc, rc);
 }
 
@@ -163,7 +166,8 @@ static vrooted_t of_request(const mca_coll_braid_request_t *r)
 
 static int run(mca_coll_braid_request_t *r)
 {
-    return vrooted(r->m, r, r->family->coll, of_request(r));
+    vrooted_t x = of_request(r);
+    return vrooted(r->m, r, r->family->coll, &x);
 }
 
 static int prev_igatherv(mca_coll_braid_request_t *r, ompi_request_t **req)
@@ -252,14 +256,14 @@ static int mca_coll_braid_gatherv(GATHERV_ARGS, mca_coll_base_module_t *module)
 {
     (void)comm;
     vrooted_t x = { { rbuf, rcounts, displs, rdtype }, sbuf, scount, sdtype, root };
-    return vrooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_GATHERV, x);
+    return vrooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_GATHERV, &x);
 }
 
 static int mca_coll_braid_scatterv(SCATTERV_ARGS, mca_coll_base_module_t *module)
 {
     (void)comm;
     vrooted_t x = { { sbuf, scounts, displs, sdtype }, rbuf, rcount, rdtype, root };
-    return vrooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_SCATTERV, x);
+    return vrooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_SCATTERV, &x);
 }
 
 static int mca_coll_braid_igatherv(GATHERV_ARGS, ompi_request_t **request,
