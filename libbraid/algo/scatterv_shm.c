@@ -60,30 +60,42 @@ static size_t span_of(const braid_coll_args_t *a, int P)
     return end * a->esize;
 }
 
+/* WAY_PLACES in one pass over the root's counts: every other rank's
+ * block copied into its place; false at the first block that does not
+ * fit (the places lie within the slot, so nothing else is needed). A
+ * small call's every block fits: it is done without a pass that sizes
+ * them first. */
+static bool fill_places(const braid_comm_t *c, const braid_coll_args_t *a, const braid_shm_t *s,
+                        unsigned char *slot)
+{
+    int P = c->size, root = a->root;
+    size_t es = a->esize, place = place_bytes(s, P);
+    unsigned char *at = slot + sizeof(uint64_t);
+    for (int q = 0; q < P; q++) {
+        if (q == root) continue;
+        size_t n = a->scounts[q] * es;
+        if (n > place) return false;
+        braid_copy(at, (const char *)a->sbuf + a->sdispls[q] * es, n);
+        at += place;
+    }
+    return true;
+}
+
 /* The root's way and table (and, for the cells, the blocks) in its slot. */
 static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
                           unsigned char *slot)
 {
     int P = c->size, root = a->root;
     size_t es = a->esize, head = (size_t)(P + 1) * sizeof(uint64_t), others = 0;
-    size_t place = place_bytes(s, P);
-    bool placed = true;
+    if (fill_places(c, a, s, slot)) {
+        memcpy(slot, &(uint64_t){ WAY_PLACES }, sizeof(uint64_t));
+        return WAY_PLACES;
+    }
     for (int q = 0; q < P; q++)
-        if (q != root) {
-            others += a->scounts[q] * es;
-            placed = placed && a->scounts[q] * es <= place;
-        }
+        if (q != root) others += a->scounts[q] * es;
     uint64_t way = NULL != braid_shm_of(c, head + others)            ? WAY_CELLS
                    : NULL != braid_shm_direct(c, head + others)      ? WAY_DIRECT
                                                                      : WAY_MESSAGE;
-    if (WAY_CELLS == way && placed) {
-        memcpy(slot, &(uint64_t){ WAY_PLACES }, sizeof(uint64_t));
-        for (int q = 0; q < P; q++)
-            if (q != root)
-                braid_copy(slot + place_of(s, P, root, q), (const char *)a->sbuf + a->sdispls[q] * es,
-                           a->scounts[q] * es);
-        return WAY_PLACES;
-    }
     const char *base = a->sbuf;
     if (WAY_DIRECT == way) base = braid_shm_expose(s, a->sbuf, span_of(a, P), a->scratch);
     if (NULL == base) way = WAY_MESSAGE;   /* no memory for a readable copy */
