@@ -107,7 +107,7 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHER, run, prev_nonblocking,
                                                 copies };
 
-static void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
+static inline void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
                  void *rbuf, int rcount, MPI_Datatype rdtype)
 {
     r->a.usbuf = sbuf;

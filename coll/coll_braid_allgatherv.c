@@ -159,7 +159,7 @@ static void copy_lows(const mca_coll_braid_request_t *r, ptrdiff_t *slo, ptrdiff
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHERV, run, prev_nonblocking,
                                                 copies, copy_lows };
 
-static void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
+static inline void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
                  void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rdtype)
 {
     r->a.usbuf = sbuf;

@@ -146,7 +146,7 @@ static const mca_coll_braid_family_t allreduce_family = { BRAID_COLL_ALLREDUCE, 
 static const mca_coll_braid_family_t reduce_family = { BRAID_COLL_REDUCE, run, prev_ireduce,
                                                        copies };
 
-static void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
+static inline void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
                  MPI_Datatype dtype, MPI_Op op, int root)
 {
     r->a.usbuf = sbuf;

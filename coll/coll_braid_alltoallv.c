@@ -134,7 +134,7 @@ static void copy_lows(const mca_coll_braid_request_t *r, ptrdiff_t *slo, ptrdiff
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLTOALLV, run, prev_nonblocking,
                                                 copies, copy_lows };
 
-static void args(mca_coll_braid_request_t *r, const void *sbuf, const int *scounts,
+static inline void args(mca_coll_braid_request_t *r, const void *sbuf, const int *scounts,
                  const int *sdispls, MPI_Datatype sdtype, void *rbuf, const int *rcounts,
                  const int *rdispls, MPI_Datatype rdtype)
 {

@@ -90,7 +90,7 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 
 static const mca_coll_braid_family_t family = { BRAID_COLL_BCAST, run, prev_nonblocking, copies };
 
-static void args(mca_coll_braid_request_t *r, void *buf, int count, MPI_Datatype dtype, int root)
+static inline void args(mca_coll_braid_request_t *r, void *buf, int count, MPI_Datatype dtype, int root)
 {
     r->a.urbuf = buf;
     r->a.count = count;

@@ -194,7 +194,7 @@ static const mca_coll_braid_family_t gather_family = { BRAID_COLL_GATHER, run, p
 static const mca_coll_braid_family_t scatter_family = { BRAID_COLL_SCATTER, run, prev_iscatter,
                                                         copies };
 
-static void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
+static inline void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
                  void *rbuf, int rcount, MPI_Datatype rdtype, int root)
 {
     r->a.usbuf = sbuf;

@@ -117,7 +117,7 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 static const mca_coll_braid_family_t family = { BRAID_COLL_REDUCE_SCATTER, run, prev_nonblocking,
                                                 copies };
 
-static void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
+static inline void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
                  const int *rcounts, MPI_Datatype dtype, MPI_Op op)
 {
     r->a.usbuf = sbuf;

@@ -32,9 +32,21 @@ static mca_coll_braid_request_t *of(braid_task_t *core)
     return (mca_coll_braid_request_t *)((char *)core - offsetof(mca_coll_braid_request_t, core));
 }
 
+static int request_free(ompi_request_t **rptr);
+static int request_cancel(ompi_request_t *req, int complete);
+static int request_start(size_t n, ompi_request_t **reqs);
+
+/* Open MPI's fields that never change; the others are set when the
+ * request leaves braid (activate, mca_coll_braid_request_persist): a call
+ * that runs out inside its post never shows Open MPI its request. */
 static void request_construct(mca_coll_braid_request_t *r)
 {
     memset((char *)r + sizeof(r->super), 0, sizeof(*r) - sizeof(r->super));
+    braid_task_prepare(&r->core, BRAID_TASK_NONBLOCKING, -1);
+    ompi_request_t *req = &r->super.super;
+    req->req_type = OMPI_REQUEST_COLL;
+    req->req_free = request_free;
+    req->req_cancel = request_cancel;
 }
 
 static void request_destruct(mca_coll_braid_request_t *r) { braid_task_release(&r->core); }
@@ -42,48 +54,35 @@ static void request_destruct(mca_coll_braid_request_t *r) { braid_task_release(&
 OBJ_CLASS_INSTANCE(mca_coll_braid_request_t, ompi_coll_base_nbc_request_t, request_construct,
                    request_destruct);
 
-static int request_free(ompi_request_t **rptr);
-static int request_cancel(ompi_request_t *req, int complete);
-static int request_start(size_t n, ompi_request_t **reqs);
-
-mca_coll_braid_request_t *mca_coll_braid_request_new(mca_coll_braid_module_t *m,
-                                                     const mca_coll_braid_family_t *f,
-                                                     braid_task_kind_t kind)
+mca_coll_braid_request_t *mca_coll_braid_request_take(braid_task_kind_t kind)
 {
     braid_task_t *core = braid_engine_pool_take(ENG);
     mca_coll_braid_request_t *r = NULL != core ? of(core) : OBJ_NEW(mca_coll_braid_request_t);
-    if (NULL == r) return NULL;
-    bool persistent = BRAID_TASK_PERSISTENT == kind;
-    ompi_request_t *req = &r->super.super;
-    OMPI_REQUEST_INIT(req, persistent);
-    req->req_type = OMPI_REQUEST_COLL;
-    req->req_free = request_free;
-    req->req_cancel = request_cancel;
-    req->req_start = persistent ? request_start : NULL;
-    req->req_mpi_object.comm = m->comm;
-    /* fault injection (coll_braid_inject_alloc_failure, tests): each call
-     * starts from empty scratch with the same allowance */
-    braid_task_prepare(&r->core, kind, cmp()->inject_alloc_failure);
-    r->m = m;
-    r->family = f;
-    /* field by field: a memset of the arguments compiles to `rep stos`,
-     * whose start-up costs more than these stores on the small-call path */
-    r->a.usbuf = NULL;
-    r->a.urbuf = NULL;
-    r->a.count = r->a.scount = r->a.root = 0;
-    r->a.sdtype = r->a.dtype = NULL;
-    r->a.op = NULL;
-    r->a.rcounts = r->a.displs = r->a.scounts = r->a.sdispls = NULL;
-    r->sbuf = r->rbuf = NULL;
-    r->inner = NULL;
-    r->hc = NULL;
-    r->op_bound = false;
+    if (NULL != r) braid_task_reuse(&r->core, kind, cmp()->inject_alloc_failure);
     return r;
 }
 
+/* r's Open MPI request, active: a nonblocking call's as it is returned
+ * pending (or failed), a persistent request's at each start */
+static void activate(mca_coll_braid_request_t *r)
+{
+    ompi_request_t *req = &r->super.super;
+    if (BRAID_TASK_NONBLOCKING == r->core.kind) {
+        OMPI_REQUEST_INIT(req, false);
+        req->req_start = NULL;
+        req->req_mpi_object.comm = r->m->comm;
+    }
+    req->req_state = OMPI_REQUEST_ACTIVE;
+    req->req_complete = REQUEST_PENDING;
+    req->req_status.MPI_ERROR = MPI_SUCCESS;
+    req->req_status._cancelled = 0;
+}
+
+/* back to the pool, prepared */
 static void request_put(mca_coll_braid_request_t *r)
 {
     OMPI_REQUEST_FINI(&r->super.super);
+    braid_task_prepare(&r->core, BRAID_TASK_NONBLOCKING, -1);
     braid_engine_pool_give(ENG, &r->core);
 }
 
@@ -177,79 +176,88 @@ static int open_host_copies(mca_coll_braid_request_t *r)
 
 static int close_copies(mca_coll_braid_request_t *r, int rc)
 {
+    if (NULL == r->hc) return rc;
     rc = mca_coll_braid_host_copies_close(r->hc, rc);
     r->hc = NULL;
     return rc;
 }
 
-/* Post r: run its fiber until the first wait that is not done. Returns an
- * MPI code; *prev_req (nonblocking on user buffers only) receives the
- * previous module's request when the call was handed on. */
-static int post(mca_coll_braid_request_t *r, ompi_request_t **prev_req)
+/* Post r: run its fiber until the first wait that is not done. true: the
+ * call ran out inside the post, *rc its MPI code (a nonblocking request
+ * not yet active). false: *rc is MPI_SUCCESS and r active and outstanding
+ * - unless the call was handed on with prev_req given (nonblocking on the
+ * user's buffers): *prev_req then holds the previous module's request -
+ * or *rc is the failure. */
+static inline __attribute__((always_inline)) bool post(mca_coll_braid_request_t *r,
+                                                       ompi_request_t **prev_req, int *rc)
 {
-    ompi_request_t *req = &r->super.super;
-    req->req_state = OMPI_REQUEST_ACTIVE;
-    req->req_complete = REQUEST_PENDING;
-    req->req_status.MPI_ERROR = MPI_SUCCESS;
-    req->req_status._cancelled = 0;
-    r->inner = NULL;
+    bool nonblocking = BRAID_TASK_NONBLOCKING == r->core.kind;
+    if (!nonblocking) activate(r);
     r->sbuf = r->a.usbuf;
     r->rbuf = r->a.urbuf;
-    int rc = on_device(r) ? open_host_copies(r) : MPI_SUCCESS;
-    if (MPI_SUCCESS != rc) return close_copies(r, rc);
-    rc = braid_task_post(&r->core, run_job, r);
-    switch (rc) {
-    case BRAID_TASK_DONE:
-        complete(r, close_copies(r, r->core.result), false);
-        return MPI_SUCCESS;
-    case BRAID_TASK_HANDED:
+    *rc = on_device(r) ? open_host_copies(r) : MPI_SUCCESS;
+    if (MPI_SUCCESS != *rc) {
+        *rc = close_copies(r, *rc);
+        return false;
+    }
+    int st = braid_task_post(&r->core, run_job, r);
+    if (BRAID_TASK_DONE == st) {
+        *rc = close_copies(r, r->core.result);
+        return true;
+    }
+    if (BRAID_TASK_HANDED == st) {
         /* a nonblocking call on the user's buffers: the previous module's
          * request is the application's; otherwise it runs inside braid's */
-        if (NULL != prev_req && NULL == r->hc) return r->family->prev_nonblocking(r, prev_req);
-        if (MPI_SUCCESS != (rc = r->family->prev_nonblocking(r, &r->inner))) {
+        if (NULL != prev_req && NULL == r->hc) {
+            *rc = r->family->prev_nonblocking(r, prev_req);
+            return false;
+        }
+        if (MPI_SUCCESS != (*rc = r->family->prev_nonblocking(r, &r->inner))) {
             r->inner = NULL;
-            return close_copies(r, rc);
+            *rc = close_copies(r, *rc);
+            return false;
         }
         r->core.inner = true;
-        break;
-    case BRAID_TASK_PENDING:
-        break;
-    default:
-        return close_copies(r, MPI_ERR_NO_MEM);
+    } else if (BRAID_TASK_PENDING != st) {
+        *rc = close_copies(r, MPI_ERR_NO_MEM);
+        return false;
     }
+    /* active before the engine has it: another thread's progress may
+     * complete it from now on */
+    if (nonblocking) activate(r);
     braid_engine_add(ENG, &r->core);
-    return MPI_SUCCESS;
+    *rc = MPI_SUCCESS;
+    return false;
 }
 
-/* A call that ran out inside its post, without error, returns Open MPI's
- * completed empty request (what its PML returns for MPI_PROC_NULL) and
- * gives braid's back to the pool at once: MPI_Wait then only frees the
- * empty one, and the communicator is not retained and released. That is
- * safe because the MPI layer's retain functions (Open MPI 4.0.2 and
- * later) skip a completed request, and MPI leaves a nonblocking
- * collective's status source and tag undefined. */
-static bool done_in_post(const ompi_request_t *req)
-{
-    return REQUEST_COMPLETE(req) && MPI_SUCCESS == req->req_status.MPI_ERROR;
-}
-
-/* MPI_Ixxx. Braid's request holds its communicator until it is freed, as
- * Open MPI's point-to-point requests do: MPI_Comm_free with the call
- * pending leaves the module, its segment and its transport state in place
- * until MPI_Wait has freed the request. */
+/* MPI_Ixxx. A call that ran out inside its post, without error, returns
+ * Open MPI's completed empty request (what its PML returns for
+ * MPI_PROC_NULL) and gives braid's back to the pool at once, never shown
+ * to Open MPI: MPI_Wait then only frees the empty one, and the
+ * communicator is not retained and released. That is safe because the
+ * MPI layer's retain functions (Open MPI 4.0.2 and later) skip a
+ * completed request, and MPI leaves a nonblocking collective's status
+ * source and tag undefined. Otherwise braid's request holds its
+ * communicator until it is freed, as Open MPI's point-to-point requests
+ * do: MPI_Comm_free with the call pending leaves the module, its segment
+ * and its transport state in place until MPI_Wait has freed the request. */
 int mca_coll_braid_request_post(mca_coll_braid_request_t *r, ompi_request_t **request)
 {
     ompi_request_t *prev_req = MPI_REQUEST_NULL;
-    int rc = post(r, &prev_req);
-    if (MPI_REQUEST_NULL != prev_req || MPI_SUCCESS != rc) {
+    int rc;
+    if (post(r, &prev_req, &rc)) {
+        if (MPI_SUCCESS == rc) {   /* the pool takes it as it is */
+            if (!braid_engine_pool_push(ENG, &r->core)) braid_engine_pool_give(ENG, &r->core);
+            *request = &ompi_request_empty;
+            return MPI_SUCCESS;
+        }
+        /* the error goes to MPI_Wait, in the request's status */
+        activate(r);
+        complete(r, rc, false);
+    } else if (MPI_REQUEST_NULL != prev_req || MPI_SUCCESS != rc) {
         request_put(r);
         *request = prev_req;
         return rc;
-    }
-    if (done_in_post(&r->super.super)) {
-        request_put(r);
-        *request = &ompi_request_empty;
-        return MPI_SUCCESS;
     }
     OBJ_RETAIN(r->m->comm);
     *request = &r->super.super;
@@ -260,11 +268,10 @@ static int request_start(size_t n, ompi_request_t **reqs)
 {
     for (size_t i = 0; i < n; i++) {
         mca_coll_braid_request_t *r = (mca_coll_braid_request_t *)reqs[i];
-        int rc = post(r, NULL);
-        if (MPI_SUCCESS != rc) {
-            complete(r, rc, false);
-            return rc;
-        }
+        int rc;
+        bool done = post(r, NULL, &rc);
+        if (done || MPI_SUCCESS != rc) complete(r, rc, false);
+        if (!done && MPI_SUCCESS != rc) return rc;
     }
     return MPI_SUCCESS;
 }
@@ -326,8 +333,11 @@ int mca_coll_braid_request_persist(mca_coll_braid_request_t *r, ompi_request_t *
      * MPI orders the calls on m, not in starts that threads may make at once */
     if (cmp()->multi_node) (void)braid_site_hier_views(&m->site);
     OBJ_RETAIN(m->comm);
-    r->super.super.req_state = OMPI_REQUEST_INACTIVE;
-    *request = &r->super.super;
+    ompi_request_t *req = &r->super.super;
+    OMPI_REQUEST_INIT(req, true);   /* inactive, complete until started */
+    req->req_start = request_start;
+    req->req_mpi_object.comm = m->comm;
+    *request = req;
     return MPI_SUCCESS;
 }
 
@@ -342,6 +352,7 @@ static int request_free(ompi_request_t **rptr)
     if (BRAID_TASK_PERSISTENT == r->core.kind) {
         if (r->core.chan >= 0) mca_coll_braid_shm_channel_give(r->m, r->core.chan, &r->core.chan_shm);
         mca_coll_braid_persistent_number_give(r->m, r->core.seq);
+        r->op_bound = false;
     }
     /* the last reference frees the communicator and the module with it:
      * released through a local, since OBJ_RELEASE writes NULL into the

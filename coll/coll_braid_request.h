@@ -75,11 +75,43 @@ struct mca_coll_braid_request {
     mca_coll_braid_op_t opb;
 };
 
+/* A request for a call of this kind, from the pool or made (NULL: out of
+ * memory). */
+mca_coll_braid_request_t *mca_coll_braid_request_take(braid_task_kind_t kind);
+
 /* A request of family f on m (NULL: out of memory); the family fills the
- * arguments, then one of: */
-mca_coll_braid_request_t *mca_coll_braid_request_new(mca_coll_braid_module_t *m,
-                                                     const mca_coll_braid_family_t *f,
-                                                     braid_task_kind_t kind);
+ * arguments, then one of the two below. Inline: a small call's post
+ * takes and gives one request, and the pool keeps them prepared - their
+ * engine part (braid_engine_pool_take), inner and hc NULL, op_bound
+ * false - so that only the arguments are written here. */
+static inline mca_coll_braid_request_t *mca_coll_braid_request_new(mca_coll_braid_module_t *m,
+                                                                   const mca_coll_braid_family_t *f,
+                                                                   braid_task_kind_t kind)
+{
+    /* fault injection (coll_braid_inject_alloc_failure, tests) goes the
+     * long way: each call starts from empty scratch with the same allowance */
+    braid_task_t *core = mca_coll_braid_component.inject_alloc_failure < 0
+                             ? braid_engine_pool_pop(&mca_coll_braid_engine)
+                             : NULL;
+    mca_coll_braid_request_t *r;
+    if (NULL != core) {
+        r = (mca_coll_braid_request_t *)((char *)core - offsetof(mca_coll_braid_request_t, core));
+        r->core.kind = kind;
+    } else if (NULL == (r = mca_coll_braid_request_take(kind))) {
+        return NULL;
+    }
+    r->m = m;
+    r->family = f;
+    /* field by field: a memset of the arguments compiles to `rep stos`,
+     * whose start-up costs more than these stores on the small-call path */
+    r->a.usbuf = NULL;
+    r->a.urbuf = NULL;
+    r->a.count = r->a.scount = r->a.root = 0;
+    r->a.sdtype = r->a.dtype = NULL;
+    r->a.op = NULL;
+    r->a.rcounts = r->a.displs = r->a.scounts = r->a.sdispls = NULL;
+    return r;
+}
 /* the first line of an MPI_Ixxx or MPI_Xxx_init entry point */
 #define MCA_COLL_BRAID_REQUEST_NEW(r, family, kind)                                          \
     mca_coll_braid_request_t *r =                                                            \

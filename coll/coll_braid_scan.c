@@ -65,7 +65,7 @@ static const mca_coll_braid_family_t scan_family = { BRAID_COLL_SCAN, run, prev_
 static const mca_coll_braid_family_t exscan_family = { BRAID_COLL_EXSCAN, run, prev_iexscan,
                                                        copies };
 
-static void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
+static inline void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
                  MPI_Datatype dtype, MPI_Op op)
 {
     r->a.usbuf = sbuf;

@@ -426,12 +426,11 @@ static bool uses_segment(const braid_site_t *s, const braid_call_t *call,
  * its hand-on decided, nothing sent - and the thread runs it while the
  * application computes. Run inside the post instead, a call whose peers
  * are already there finishes before MPI_Ixxx returns and leaves nothing
- * to overlap (a fiber yields only at a wait that is not done). */
+ * to overlap (a fiber yields only at a wait that is not done). The
+ * dispatch calls it for a request when the job has a hand-off size. */
 static void handoff(const braid_site_t *s, const braid_call_t *call)
 {
-    if (NULL == call->req || 0 == s->conf->handoff_bytes || call->bytes < s->conf->handoff_bytes ||
-        0 != braid_fiber_yields(call->req->fiber))
-        return;
+    if (call->bytes < s->conf->handoff_bytes || 0 != braid_fiber_yields(call->req->fiber)) return;
     if (s->conf->trace && 0 == s->comm->rank) {
         char name[40];
         logf_(s, 0, "%s left to the progress thread", braid_call_name(call, name, sizeof(name)));
@@ -467,7 +466,7 @@ int braid_dispatch(braid_site_t *s, braid_call_t *call)
      * now, MPI's rule): it then runs at once, with no read-modify-write */
     bool turn = uses_segment(s, call, alg) && (NULL != call->req || braid_turns_queued(&s->turns));
     if (turn) braid_turn_take(&s->turns, s->conf->shared, s->hooks.wait, s->hooks.arg);
-    handoff(s, call);
+    if (NULL != call->req && 0 != s->conf->handoff_bytes) handoff(s, call);
     int rc = run_on_view(s, call, alg);
     if (turn) braid_turn_give(&s->turns, s->conf->shared);
     if (BRAID_OK != rc && BRAID_ERR_UNSUPPORTED != rc)

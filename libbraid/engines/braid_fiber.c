@@ -26,10 +26,12 @@
  * turned off for this file, since its longjmp check refuses to jump to
  * another stack.
  *
- * Thread-local state is read only through braid_fiber_self(), which is
- * not inlined: a fiber may yield on one thread and be resumed on another,
- * and a compiler may keep the address of a thread-local variable in a
- * register across a call - it must never be kept across a switch.
+ * On a fiber, thread-local state is read only through braid_fiber_self(),
+ * which is not inlined: a fiber may yield on one thread and be resumed on
+ * another, and a compiler may keep the address of a thread-local variable
+ * in a register across a call - it must never be kept across a switch.
+ * braid_fiber_resume's own frame always goes on on its caller's thread,
+ * and reads and writes it directly.
  *
  * Under AddressSanitizer every switch is announced
  * (__sanitizer_start/finish_switch_fiber), so that it checks the stack the
@@ -86,7 +88,6 @@ struct braid_fiber {
     jmp_buf *back;          /* the resumer's context, on the resumer's stack */
     ucontext_t uc;          /* the first entry */
 #endif
-    braid_fiber_t *outer;   /* the fiber (or NULL) that resumed this one */
     char *map;              /* guard region + stack */
     size_t map_len;
     size_t guard;           /* bytes of the guard region at map */
@@ -139,7 +140,6 @@ static inline void pool_leave(void)
 void braid_fiber_pool_shared(bool shared) { pool_shared = shared; }
 
 __attribute__((noinline)) braid_fiber_t *braid_fiber_self(void) { return cur; }
-__attribute__((noinline)) static void set_self(braid_fiber_t *f) { cur = f; }
 
 /* ------------------------------------------------------------------ */
 /* sanitizer announcements (no-ops without ASan)                       */
@@ -343,14 +343,27 @@ __attribute__((noreturn, used)) static void trampoline(void)
 }
 #endif
 
-bool braid_fiber_resume(braid_fiber_t *volatile f)
+/* Locals of braid_fiber_resume live across the switch: the assembly
+ * switch keeps the callee-saved registers, _setjmp/_longjmp do not
+ * (volatile: on the stack) */
+#ifdef BRAID_FIBER_ASM
+#define ACROSS_SWITCH
+#define RESUME_INLINE static inline __attribute__((always_inline))
+#else
+#define ACROSS_SWITCH volatile
+#define RESUME_INLINE static   /* a function calling _setjmp is never inlined */
+#endif
+
+RESUME_INLINE bool resume(braid_fiber_t *ACROSS_SWITCH f)
 {
     if (f->done) return true;
     if (!altstack_checked) altstack_ensure();
     void *fake = NULL;
-    braid_fiber_t *volatile outer = braid_fiber_self();
-    f->outer = outer;
-    set_self(f);
+    /* this frame goes on on the thread that called it (the fiber switches
+     * back to f->back, set here), so it reads and writes the thread's
+     * current fiber directly */
+    braid_fiber_t *ACROSS_SWITCH outer = cur;
+    cur = f;
     enter_fiber_begin(f, &fake);
     /* f->back points into this frame only while the fiber runs: the
      * fiber switches back to it before this function returns */
@@ -375,8 +388,16 @@ bool braid_fiber_resume(braid_fiber_t *volatile f)
     }
 #endif
     leave_fiber_end(fake);
-    set_self(outer);
+    cur = outer;
     return f->done;
+}
+
+bool braid_fiber_resume(braid_fiber_t *f) { return resume(f); }
+
+bool braid_fiber_start(braid_fiber_t *f, braid_fiber_fn fn, void *arg)
+{
+    braid_fiber_rearm(f, fn, arg);
+    return resume(f);
 }
 
 void braid_fiber_yield(void)
@@ -452,6 +473,14 @@ braid_fiber_t *braid_fiber_get(braid_fiber_fn fn, void *arg)
         pool_all = f;
         pool_leave();
     }
+    f->data = NULL;
+    f->next = NULL;
+    braid_fiber_rearm(f, fn, arg);
+    return f;
+}
+
+void braid_fiber_rearm(braid_fiber_t *f, braid_fiber_fn fn, void *arg)
+{
     f->fn = fn;
     f->arg = arg;
 #ifdef BRAID_FIBER_ASM
@@ -462,10 +491,7 @@ braid_fiber_t *braid_fiber_get(braid_fiber_fn fn, void *arg)
     f->yields = 0;
     f->steps = 0;
     f->last_turn = UINT_MAX;
-    f->data = NULL;
     f->seq = 0;
-    f->next = NULL;
-    return f;
 }
 
 void braid_fiber_put(braid_fiber_t *f)

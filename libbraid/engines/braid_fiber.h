@@ -62,6 +62,12 @@ braid_fiber_t *braid_fiber_get(braid_fiber_fn fn, void *arg);
 bool braid_fiber_resume(braid_fiber_t *f);
 int braid_fiber_result(const braid_fiber_t *f);
 
+/* f's job returned: bind it to the next job fn(arg), not started, for an
+ * owner that keeps its fiber between jobs (its data stays). */
+void braid_fiber_rearm(braid_fiber_t *f, braid_fiber_fn fn, void *arg);
+/* braid_fiber_rearm, then braid_fiber_resume, in one call */
+bool braid_fiber_start(braid_fiber_t *f, braid_fiber_fn fn, void *arg);
+
 /* f's job returned: give it back to the pool. */
 void braid_fiber_put(braid_fiber_t *f);
 

@@ -70,22 +70,26 @@ void braid_engine_pool_give(braid_engine_t *e, braid_task_t *r)
 void braid_task_prepare(braid_task_t *r, braid_task_kind_t kind, int inject)
 {
     r->kind = kind;
-    r->fiber = NULL;
     r->result = BRAID_OK;
     r->hand_on = r->inner = r->ran_out = false;
     r->seq = 0;
     r->chosen = false;
     r->chan = -1;
     r->next_free = r->next_active = NULL;
-    if (inject >= 0) {
-        braid_scratch_release(&r->scratch);
-        r->scratch.fail_alloc = 1;
-        r->scratch.allocs_before_failure = (unsigned)inject;
-    }
+    if (inject >= 0) braid_task_inject(r, inject);
+}
+
+void braid_task_inject(braid_task_t *r, int inject)
+{
+    braid_scratch_release(&r->scratch);
+    r->scratch.fail_alloc = 1;
+    r->scratch.allocs_before_failure = (unsigned)inject;
 }
 
 void braid_task_release(braid_task_t *r)
 {
+    braid_fiber_put(r->fiber);
+    r->fiber = NULL;
     braid_scratch_release(&r->scratch);
     for (int i = 0; i < 2; i++) {
         free(r->counts[i]);
@@ -105,25 +109,9 @@ size_t *braid_task_counts(braid_task_t *r, int slot, size_t n)
     return r->counts[slot];
 }
 
-int braid_task_post(braid_task_t *r, braid_fiber_fn job, void *arg)
-{
-    r->hand_on = r->inner = r->ran_out = false;
-    r->fiber = braid_fiber_get(job, arg);
-    if (NULL == r->fiber) return BRAID_ERR_NOMEM;
-    braid_fiber_set_data(r->fiber, r);
-    if (!braid_fiber_resume(r->fiber)) return BRAID_TASK_PENDING;
-    bool handed = r->hand_on;
-    r->result = braid_task_finish(r);
-    return handed ? BRAID_TASK_HANDED : BRAID_TASK_DONE;
-}
-
 int braid_task_finish(braid_task_t *r)
 {
-    if (NULL == r->fiber) return r->result;
-    int rc = braid_fiber_result(r->fiber);
-    braid_fiber_put(r->fiber);
-    r->fiber = NULL;
-    return rc;
+    return NULL != r->fiber ? braid_fiber_result(r->fiber) : r->result;
 }
 
 static void thread_wake(braid_engine_t *e);

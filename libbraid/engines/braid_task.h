@@ -55,7 +55,7 @@ enum {
  * itself, since several may be in flight on one communicator. */
 typedef struct braid_task {
     braid_task_kind_t kind;
-    braid_fiber_t *fiber;
+    braid_fiber_t *fiber;    /* its job's, kept from the first post to braid_task_release */
     int result;              /* the job's return, once it returned */
     bool hand_on;            /* the job handed the call on instead of running it */
     bool inner;              /* runs as another library's request: hooks.inner_done polls it */
@@ -126,23 +126,71 @@ void braid_engine_set_shared(braid_engine_t *e, bool shared, bool thread);
  * release (the host frees its type). */
 void braid_engine_fini(braid_engine_t *e, void (*release)(braid_task_t *r));
 
-/* The pool: a request the host made before (NULL: make one), and back. */
+/* r, fresh from the host's allocation (zeroed), for a call of this kind;
+ * inject >= 0 (tests): braid_task_inject. */
+void braid_task_prepare(braid_task_t *r, braid_task_kind_t kind, int inject);
+/* r's scratch starts empty and fails after inject allocations, so that
+ * every rank fails the same one (fault injection, tests) */
+void braid_task_inject(braid_task_t *r, int inject);
+
+/* The pool: a request the host made before (NULL: make one), and back.
+ * Pooled requests are prepared: the host prepares one before it gives it
+ * back, unless its one use since was a nonblocking post that returned
+ * BRAID_TASK_DONE, which leaves it so (its result aside), and a taken one
+ * only needs braid_task_reuse. */
 braid_task_t *braid_engine_pool_take(braid_engine_t *e);
 void braid_engine_pool_give(braid_engine_t *e, braid_task_t *r);
 
-/* r, fresh from the host's allocation (zeroed) or the pool, for a call of
- * this kind; inject >= 0 (tests): its scratch starts empty and fails after
- * that many allocations, so every rank fails the same one. */
-void braid_task_prepare(braid_task_t *r, braid_task_kind_t kind, int inject);
-/* free what r keeps across uses (the host's destructor) */
+/* Their inline first tries, for the small-call path (a post takes and
+ * gives a request each): without a lock, and so only when the engine is
+ * not shared; NULL / false: take or give then. */
+static inline braid_task_t *braid_engine_pool_pop(braid_engine_t *e)
+{
+    braid_task_t *r = e->pool;
+    if (e->shared || NULL == r) return NULL;
+    e->pool = r->next_free;
+    return r;
+}
+
+static inline bool braid_engine_pool_push(braid_engine_t *e, braid_task_t *r)
+{
+    if (e->shared) return false;
+    r->next_free = e->pool;
+    e->pool = r;
+    return true;
+}
+
+/* A prepared r from the pool, for a call of this kind */
+static inline void braid_task_reuse(braid_task_t *r, braid_task_kind_t kind, int inject)
+{
+    r->kind = kind;
+    if (inject >= 0) braid_task_inject(r, inject);
+}
+/* free what r keeps across uses, its fiber back to the pool (the host's
+ * destructor) */
 void braid_task_release(braid_task_t *r);
 
-/* Run job(arg) on a fresh fiber until its first wait that is not done.
- * Returns BRAID_TASK_* or BRAID_ERR_NOMEM (no fiber). */
-int braid_task_post(braid_task_t *r, braid_fiber_fn job, void *arg);
+/* Run job(arg) on r's fiber (from the pool at its first post) until its
+ * first wait that is not done. Returns BRAID_TASK_* or BRAID_ERR_NOMEM
+ * (no fiber). Inline: every nonblocking call and start comes through. */
+static inline int braid_task_post(braid_task_t *r, braid_fiber_fn job, void *arg)
+{
+    bool returned;
+    r->hand_on = r->inner = r->ran_out = false;
+    if (NULL != r->fiber) {
+        returned = braid_fiber_start(r->fiber, job, arg);
+    } else {
+        if (NULL == (r->fiber = braid_fiber_get(job, arg))) return BRAID_ERR_NOMEM;
+        braid_fiber_set_data(r->fiber, r);
+        returned = braid_fiber_resume(r->fiber);
+    }
+    if (!returned) return BRAID_TASK_PENDING;
+    r->result = braid_fiber_result(r->fiber);
+    return r->hand_on ? BRAID_TASK_HANDED : BRAID_TASK_DONE;
+}
 /* Put r on the outstanding list (its fiber waits, or r->inner is set). */
 void braid_engine_add(braid_engine_t *e, braid_task_t *r);
-/* r's job returned: give its fiber back; its result */
+/* r's job returned: its result */
 int braid_task_finish(braid_task_t *r);
 
 /* Inside a job: record that the call is handed on (the job returns at
