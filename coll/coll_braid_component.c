@@ -84,6 +84,7 @@ static int braid_close(void)
         c->progress_registered = false;
     }
     mca_coll_braid_requests_fini();
+    mca_coll_braid_op_fini();
     braid_ucx_finalize();
     c->transport_ready = false;
     free(c->node_key);

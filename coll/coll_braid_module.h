@@ -58,6 +58,7 @@ typedef struct mca_coll_braid_op_t {
     size_t extent;
     void (*kernel)(const void *in, void *inout, size_t count);  /* NULL: PMPI */
     size_t kernel_elems;          /* kernel elements per datatype element */
+    struct mca_coll_braid_op_t *next;   /* the kernel bindings' list (coll_braid_op.c) */
 } mca_coll_braid_op_t;
 
 typedef struct mca_coll_braid_module_t {
@@ -69,10 +70,9 @@ typedef struct mca_coll_braid_module_t {
     braid_ucx_comm_t *tcomm;     /* transport state */
     braid_comm_t bcomm;          /* the algorithms' view, bound to tcomm */
     braid_site_t site;           /* the dispatch's state (braid_dispatch.h) */
-    /* the last reduction binding when it is a predefined (type, op) pair,
-     * whose handles are never freed and reused */
-    bool op_cache_valid;
-    mca_coll_braid_op_t op_cache;
+    /* the last reduction binding when it is a kernel's: the process's,
+     * never changed (mca_coll_braid_call_op) */
+    const mca_coll_braid_op_t *op_last;
     void *cuda;                  /* device-buffer state (coll_braid_cuda.c), lazily */
     /* the shared-memory tier (coll_braid_shm.c): calls counted until it
      * is brought up (coll_braid_shm_after), once; the segment of the
@@ -89,12 +89,15 @@ OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
 
 /* ops (coll_braid_op.c) */
 void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op op);
-/* The binding for a call: the communicator's cache for a predefined pair
- * (with copy, as a copy in storage: a nonblocking call, while which a
- * later call may rebind the cache), else storage. */
-const mca_coll_braid_op_t *mca_coll_braid_op_for(mca_coll_braid_module_t *m, bool copy,
-                                                 MPI_Datatype dtype, MPI_Op op,
-                                                 mca_coll_braid_op_t *storage);
+/* The binding for a call whose pair is not m->op_last's: a pair with a
+ * kernel gets the process's binding of it (made once, kept until
+ * mca_coll_braid_op_fini; m->op_last then points to it); any other is
+ * bound into own (a persistent request's, kept across its starts) or
+ * else into storage. */
+const mca_coll_braid_op_t *mca_coll_braid_op_miss(mca_coll_braid_module_t *m,
+                                                  mca_coll_braid_op_t *own, MPI_Datatype dtype,
+                                                  MPI_Op op, mca_coll_braid_op_t *storage);
+void mca_coll_braid_op_fini(void);
 
 /* datatypes (coll_braid_datatype.c) */
 int mca_coll_braid_pack(const void *userbuf, size_t count, struct ompi_datatype_t *dt,

@@ -12,6 +12,8 @@
 #include "coll_braid.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <wchar.h>
 
 #include "braid_kernels.h"
@@ -183,21 +185,69 @@ void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op o
                 ((op == MPI_SUM || op == MPI_PROD) && is_integer_like(dtype)));
 }
 
-const mca_coll_braid_op_t *mca_coll_braid_op_for(mca_coll_braid_module_t *m, bool copy,
-                                                 MPI_Datatype dtype, MPI_Op op,
-                                                 mca_coll_braid_op_t *storage)
+/* The bindings of the pairs with a braid kernel (predefined handles,
+ * never freed), made once each and never changed until the component
+ * closes: a call - or a request that yields - reads one in place, and
+ * no later call on any communicator can change it under it. A list
+ * pushed with a release store and read without a lock: a program reduces
+ * few pairs. */
+static mca_coll_braid_op_t *kernel_bindings;
+static pthread_mutex_t kernel_bindings_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const mca_coll_braid_op_t *kernel_binding(MPI_Datatype dtype, MPI_Op op)
 {
-    if (!m->op_cache_valid || m->op_cache.dtype != dtype || m->op_cache.op != op) {
-        mca_coll_braid_op_bind(storage, dtype, op);
-        if (NULL == storage->kernel) return storage;       /* user op or type: no cache */
-        m->op_cache = *storage;
-        m->op_cache.bop.arg = &m->op_cache;
-        m->op_cache_valid = true;
+    for (const mca_coll_braid_op_t *b = __atomic_load_n(&kernel_bindings, __ATOMIC_ACQUIRE);
+         NULL != b; b = b->next)
+        if (b->dtype == dtype && b->op == op) return b;
+    return NULL;
+}
+
+/* The kernel binding of the pair, made on first use (NULL: the pair has
+ * no kernel, or no memory) */
+static const mca_coll_braid_op_t *kernel_binding_made(MPI_Datatype dtype, MPI_Op op)
+{
+    const mca_coll_braid_op_t *found = kernel_binding(dtype, op);
+    if (NULL != found) return found;
+    mca_coll_braid_op_t b;
+    mca_coll_braid_op_bind(&b, dtype, op);
+    if (NULL == b.kernel) return NULL;
+    pthread_mutex_lock(&kernel_bindings_lock);
+    mca_coll_braid_op_t *made = NULL;
+    if (NULL == (found = kernel_binding(dtype, op)) && NULL != (made = malloc(sizeof(*made)))) {
+        *made = b;
+        made->bop.arg = made;
+        made->next = kernel_bindings;
+        __atomic_store_n(&kernel_bindings, made, __ATOMIC_RELEASE);
+        found = made;
     }
-    if (!copy) return &m->op_cache;
-    /* The cache is read and written here, in a request's first run, on the
-     * poster's thread in call order; the request runs on its copy. */
-    *storage = m->op_cache;
-    storage->bop.arg = storage;
-    return storage;
+    pthread_mutex_unlock(&kernel_bindings_lock);
+    return found;
+}
+
+const mca_coll_braid_op_t *mca_coll_braid_op_miss(mca_coll_braid_module_t *m,
+                                                  mca_coll_braid_op_t *own, MPI_Datatype dtype,
+                                                  MPI_Op op, mca_coll_braid_op_t *storage)
+{
+    const mca_coll_braid_op_t *b = kernel_binding_made(dtype, op);
+    if (NULL != b) {
+        __atomic_store_n(&m->op_last, b, __ATOMIC_RELAXED);
+        return b;
+    }
+    if (NULL == own) {
+        mca_coll_braid_op_bind(storage, dtype, op);
+        return storage;
+    }
+    if (own->dtype != dtype || own->op != op) mca_coll_braid_op_bind(own, dtype, op);
+    return own;
+}
+
+void mca_coll_braid_op_fini(void)
+{
+    pthread_mutex_lock(&kernel_bindings_lock);
+    for (mca_coll_braid_op_t *b = kernel_bindings, *n; NULL != b; b = n) {
+        n = b->next;
+        free(b);
+    }
+    kernel_bindings = NULL;
+    pthread_mutex_unlock(&kernel_bindings_lock);
 }

@@ -352,7 +352,7 @@ static int request_free(ompi_request_t **rptr)
     if (BRAID_TASK_PERSISTENT == r->core.kind) {
         if (r->core.chan >= 0) mca_coll_braid_shm_channel_give(r->m, r->core.chan, &r->core.chan_shm);
         mca_coll_braid_persistent_number_give(r->m, r->core.seq);
-        r->op_bound = false;
+        r->opb.op = NULL;
     }
     /* the last reference frees the communicator and the module with it:
      * released through a local, since OBJ_RELEASE writes NULL into the

@@ -71,8 +71,8 @@ struct mca_coll_braid_request {
     void *rbuf;
     ompi_request_t *inner;          /* the previous module's request it runs as */
     mca_coll_braid_host_copies_t *hc; /* device buffers: the host copies it runs on */
-    bool op_bound;                  /* persistent: opb holds its op binding */
-    mca_coll_braid_op_t opb;
+    mca_coll_braid_op_t opb;        /* persistent: its op binding, when not a kernel's
+                                       (opb.op NULL: none yet) */
 };
 
 /* A request for a call of this kind, from the pool or made (NULL: out of
@@ -82,8 +82,8 @@ mca_coll_braid_request_t *mca_coll_braid_request_take(braid_task_kind_t kind);
 /* A request of family f on m (NULL: out of memory); the family fills the
  * arguments, then one of the two below. Inline: a small call's post
  * takes and gives one request, and the pool keeps them prepared - their
- * engine part (braid_engine_pool_take), inner and hc NULL, op_bound
- * false - so that only the arguments are written here. */
+ * engine part (braid_engine_pool_take), inner and hc NULL, opb.op
+ * NULL - so that only the arguments are written here. */
 static inline mca_coll_braid_request_t *mca_coll_braid_request_new(mca_coll_braid_module_t *m,
                                                                    const mca_coll_braid_family_t *f,
                                                                    braid_task_kind_t kind)
@@ -143,20 +143,20 @@ static inline bool mca_coll_braid_handed_on(mca_coll_braid_request_t *r)
     return true;
 }
 
-/* The op binding for a call of r (NULL: blocking): a persistent request
- * binds once, into itself - several threads may start persistent requests
- * of one communicator at once */
+/* The op binding for a call of r (NULL: blocking). A kernel's binding is
+ * the process's and never changes, so a request reads it in place even
+ * while later calls rebind; the communicator keeps the last one (read
+ * with relaxed loads: threads may start persistent requests of one
+ * communicator at once). A persistent request binds any other pair once,
+ * into itself. */
 static inline const mca_coll_braid_op_t *
 mca_coll_braid_call_op(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, MPI_Datatype dtype,
                        MPI_Op op, mca_coll_braid_op_t *storage)
 {
-    if (NULL == r || BRAID_TASK_NONBLOCKING == r->core.kind)
-        return mca_coll_braid_op_for(m, NULL != r, dtype, op, storage);
-    if (!r->op_bound || r->opb.dtype != dtype || r->opb.op != op) {
-        mca_coll_braid_op_bind(&r->opb, dtype, op);
-        r->op_bound = true;
-    }
-    return &r->opb;
+    const mca_coll_braid_op_t *b = __atomic_load_n(&m->op_last, __ATOMIC_RELAXED);
+    if (NULL != b && b->dtype == dtype && b->op == op) return b;
+    return mca_coll_braid_op_miss(m, NULL != r && BRAID_TASK_PERSISTENT == r->core.kind ? &r->opb : NULL,
+                                  dtype, op, storage);
 }
 
 /* A persistent request's tag sequence number, free on every rank

@@ -22,7 +22,7 @@ static void logf_(const braid_site_t *s, int level, const char *fmt, ...)
     s->hooks.log(s->hooks.arg, level, line);
 }
 
-static bool persistent(const braid_call_t *call)
+static inline __attribute__((always_inline)) bool persistent(const braid_call_t *call)
 {
     return NULL != call->req && BRAID_TASK_PERSISTENT == call->req->kind;
 }
