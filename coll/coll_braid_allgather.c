@@ -107,15 +107,17 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHER, run, prev_nonblocking,
                                                 copies };
 
-static inline void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
+static inline mca_coll_braid_args_t args(const void *sbuf, int scount, MPI_Datatype sdtype,
                  void *rbuf, int rcount, MPI_Datatype rdtype)
 {
-    r->a.usbuf = sbuf;
-    r->a.scount = scount;
-    r->a.sdtype = sdtype;
-    r->a.urbuf = rbuf;
-    r->a.count = rcount;
-    r->a.dtype = rdtype;
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf,
+        .scount = scount,
+        .sdtype = sdtype,
+        .urbuf = rbuf,
+        .count = rcount,
+        .dtype = rdtype,
+    };
 }
 
 static int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -132,9 +134,9 @@ static int mca_coll_braid_iallgather(const void *sbuf, int scount, struct ompi_d
                                      struct ompi_communicator_t *comm, ompi_request_t **request,
                                      mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, scount, sdtype, rbuf, rcount, rdtype);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
 static int mca_coll_braid_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -142,10 +144,10 @@ static int mca_coll_braid_allgather_init(const void *sbuf, int scount, struct om
                                          struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                          ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype);
+    (void)comm;
     (void)info;
-    args(r, sbuf, scount, sdtype, rbuf, rcount, rdtype);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &family, &a, request);
 }
 
 bool mca_coll_braid_allgather_install(mca_coll_braid_module_t *m, bool requests)

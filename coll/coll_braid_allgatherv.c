@@ -159,16 +159,18 @@ static void copy_lows(const mca_coll_braid_request_t *r, ptrdiff_t *slo, ptrdiff
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHERV, run, prev_nonblocking,
                                                 copies, copy_lows };
 
-static inline void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
+static inline mca_coll_braid_args_t args(const void *sbuf, int scount, MPI_Datatype sdtype,
                  void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rdtype)
 {
-    r->a.usbuf = sbuf;
-    r->a.scount = scount;
-    r->a.sdtype = sdtype;
-    r->a.urbuf = rbuf;
-    r->a.rcounts = rcounts;
-    r->a.displs = displs;
-    r->a.dtype = rdtype;
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf,
+        .scount = scount,
+        .sdtype = sdtype,
+        .urbuf = rbuf,
+        .rcounts = rcounts,
+        .displs = displs,
+        .dtype = rdtype,
+    };
 }
 
 /* ------------------------------------------------------------------ */
@@ -189,18 +191,18 @@ static int mca_coll_braid_allgatherv(VARGS, mca_coll_base_module_t *module)
 
 static int mca_coll_braid_iallgatherv(VARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
 static int mca_coll_braid_allgatherv_init(VARGS, struct ompi_info_t *info, ompi_request_t **request,
                                           mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype);
+    (void)comm;
     (void)info;
-    args(r, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &family, &a, request);
 }
 
 bool mca_coll_braid_allgatherv_install(mca_coll_braid_module_t *m, bool requests)

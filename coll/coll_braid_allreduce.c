@@ -146,15 +146,17 @@ static const mca_coll_braid_family_t allreduce_family = { BRAID_COLL_ALLREDUCE, 
 static const mca_coll_braid_family_t reduce_family = { BRAID_COLL_REDUCE, run, prev_ireduce,
                                                        copies };
 
-static inline void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
+static inline mca_coll_braid_args_t args(const void *sbuf, void *rbuf, int count,
                  MPI_Datatype dtype, MPI_Op op, int root)
 {
-    r->a.usbuf = sbuf;
-    r->a.urbuf = rbuf;
-    r->a.count = count;
-    r->a.dtype = dtype;
-    r->a.op = op;
-    r->a.root = root;
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf,
+        .urbuf = rbuf,
+        .count = count,
+        .dtype = dtype,
+        .op = op,
+        .root = root,
+    };
 }
 
 /* ------------------------------------------------------------------ */
@@ -182,18 +184,18 @@ static int mca_coll_braid_iallreduce(const void *sbuf, void *rbuf, int count,
                                      struct ompi_communicator_t *comm, ompi_request_t **request,
                                      mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, allreduce_family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, rbuf, count, dtype, op, -1);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op, -1);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &allreduce_family, &a, request);
 }
 
 static int mca_coll_braid_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                                   struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                                   ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, reduce_family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, rbuf, count, dtype, op, root);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op, root);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &reduce_family, &a, request);
 }
 
 static int mca_coll_braid_allreduce_init(const void *sbuf, void *rbuf, int count,
@@ -201,10 +203,10 @@ static int mca_coll_braid_allreduce_init(const void *sbuf, void *rbuf, int count
                                          struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                          ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, allreduce_family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op, -1);
+    (void)comm;
     (void)info;
-    args(r, sbuf, rbuf, count, dtype, op, -1);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &allreduce_family, &a, request);
 }
 
 static int mca_coll_braid_reduce_init(const void *sbuf, void *rbuf, int count,
@@ -212,10 +214,10 @@ static int mca_coll_braid_reduce_init(const void *sbuf, void *rbuf, int count,
                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                       ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, reduce_family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op, root);
+    (void)comm;
     (void)info;
-    args(r, sbuf, rbuf, count, dtype, op, root);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &reduce_family, &a, request);
 }
 
 bool mca_coll_braid_allreduce_install(mca_coll_braid_module_t *m, bool requests)

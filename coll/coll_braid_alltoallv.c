@@ -134,18 +134,20 @@ static void copy_lows(const mca_coll_braid_request_t *r, ptrdiff_t *slo, ptrdiff
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLTOALLV, run, prev_nonblocking,
                                                 copies, copy_lows };
 
-static inline void args(mca_coll_braid_request_t *r, const void *sbuf, const int *scounts,
+static inline mca_coll_braid_args_t args(const void *sbuf, const int *scounts,
                  const int *sdispls, MPI_Datatype sdtype, void *rbuf, const int *rcounts,
                  const int *rdispls, MPI_Datatype rdtype)
 {
-    r->a.usbuf = sbuf;
-    r->a.scounts = scounts;
-    r->a.sdispls = sdispls;
-    r->a.sdtype = sdtype;
-    r->a.urbuf = rbuf;
-    r->a.rcounts = rcounts;
-    r->a.displs = rdispls;
-    r->a.dtype = rdtype;
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf,
+        .scounts = scounts,
+        .sdispls = sdispls,
+        .sdtype = sdtype,
+        .urbuf = rbuf,
+        .rcounts = rcounts,
+        .displs = rdispls,
+        .dtype = rdtype,
+    };
 }
 
 /* ------------------------------------------------------------------ */
@@ -166,18 +168,18 @@ static int mca_coll_braid_alltoallv(VVARGS, mca_coll_base_module_t *module)
 
 static int mca_coll_braid_ialltoallv(VVARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
 static int mca_coll_braid_alltoallv_init(VVARGS, struct ompi_info_t *info, ompi_request_t **request,
                                          mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype);
+    (void)comm;
     (void)info;
-    args(r, sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &family, &a, request);
 }
 
 bool mca_coll_braid_alltoallv_install(mca_coll_braid_module_t *m, bool requests)

@@ -38,16 +38,16 @@ static int mca_coll_braid_barrier(struct ompi_communicator_t *comm, mca_coll_bas
 static int mca_coll_braid_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
                                    mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
-    return mca_coll_braid_request_post(r, request);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &family, NULL, request);
 }
 
 static int mca_coll_braid_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
+    (void)comm;
     (void)info;
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &family, NULL, request);
 }
 
 bool mca_coll_braid_barrier_install(mca_coll_braid_module_t *m, bool requests)

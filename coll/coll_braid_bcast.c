@@ -90,12 +90,14 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 
 static const mca_coll_braid_family_t family = { BRAID_COLL_BCAST, run, prev_nonblocking, copies };
 
-static inline void args(mca_coll_braid_request_t *r, void *buf, int count, MPI_Datatype dtype, int root)
+static inline mca_coll_braid_args_t args(void *buf, int count, MPI_Datatype dtype, int root)
 {
-    r->a.urbuf = buf;
-    r->a.count = count;
-    r->a.dtype = dtype;
-    r->a.root = root;
+    return (mca_coll_braid_args_t){
+        .urbuf = buf,
+        .count = count,
+        .dtype = dtype,
+        .root = root,
+    };
 }
 
 static int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
@@ -109,19 +111,19 @@ static int mca_coll_braid_ibcast(void *buf, int count, struct ompi_datatype_t *d
                                  struct ompi_communicator_t *comm, ompi_request_t **request,
                                  mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
-    args(r, buf, count, dtype, root);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(buf, count, dtype, root);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
 static int mca_coll_braid_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                                      struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                      ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(buf, count, dtype, root);
+    (void)comm;
     (void)info;
-    args(r, buf, count, dtype, root);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &family, &a, request);
 }
 
 bool mca_coll_braid_bcast_install(mca_coll_braid_module_t *m, bool requests)

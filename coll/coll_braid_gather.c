@@ -194,16 +194,18 @@ static const mca_coll_braid_family_t gather_family = { BRAID_COLL_GATHER, run, p
 static const mca_coll_braid_family_t scatter_family = { BRAID_COLL_SCATTER, run, prev_iscatter,
                                                         copies };
 
-static inline void args(mca_coll_braid_request_t *r, const void *sbuf, int scount, MPI_Datatype sdtype,
+static inline mca_coll_braid_args_t args(const void *sbuf, int scount, MPI_Datatype sdtype,
                  void *rbuf, int rcount, MPI_Datatype rdtype, int root)
 {
-    r->a.usbuf = sbuf;
-    r->a.scount = scount;
-    r->a.sdtype = sdtype;
-    r->a.urbuf = rbuf;
-    r->a.count = rcount;
-    r->a.dtype = rdtype;
-    r->a.root = root;
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf,
+        .scount = scount,
+        .sdtype = sdtype,
+        .urbuf = rbuf,
+        .count = rcount,
+        .dtype = rdtype,
+        .root = root,
+    };
 }
 
 /* ------------------------------------------------------------------ */
@@ -230,34 +232,34 @@ static int mca_coll_braid_scatter(ROOTED_ARGS, mca_coll_base_module_t *module)
 
 static int mca_coll_braid_igather(ROOTED_ARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, gather_family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &gather_family, &a, request);
 }
 
 static int mca_coll_braid_iscatter(ROOTED_ARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, scatter_family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &scatter_family, &a, request);
 }
 
 static int mca_coll_braid_gather_init(ROOTED_ARGS, struct ompi_info_t *info, ompi_request_t **request,
                                       mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, gather_family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
+    (void)comm;
     (void)info;
-    args(r, sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &gather_family, &a, request);
 }
 
 static int mca_coll_braid_scatter_init(ROOTED_ARGS, struct ompi_info_t *info, ompi_request_t **request,
                                        mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, scatter_family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
+    (void)comm;
     (void)info;
-    args(r, sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &scatter_family, &a, request);
 }
 
 bool mca_coll_braid_gather_install(mca_coll_braid_module_t *m, bool requests)

@@ -226,30 +226,34 @@ static const mca_coll_braid_family_t scatterv_family = { BRAID_COLL_SCATTERV, ru
         void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,                     \
         struct ompi_communicator_t *comm
 
-static void gatherv_args(mca_coll_braid_request_t *r, GATHERV_ARGS)
+static inline mca_coll_braid_args_t gatherv_args(GATHERV_ARGS)
 {
     (void)comm;
-    r->a.usbuf = sbuf;
-    r->a.scount = scount;
-    r->a.sdtype = sdtype;
-    r->a.urbuf = rbuf;
-    r->a.rcounts = rcounts;
-    r->a.displs = displs;
-    r->a.dtype = rdtype;
-    r->a.root = root;
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf,
+        .scount = scount,
+        .sdtype = sdtype,
+        .urbuf = rbuf,
+        .rcounts = rcounts,
+        .displs = displs,
+        .dtype = rdtype,
+        .root = root,
+    };
 }
 
-static void scatterv_args(mca_coll_braid_request_t *r, SCATTERV_ARGS)
+static inline mca_coll_braid_args_t scatterv_args(SCATTERV_ARGS)
 {
     (void)comm;
-    r->a.usbuf = sbuf;
-    r->a.scounts = scounts;
-    r->a.sdispls = displs;
-    r->a.sdtype = sdtype;
-    r->a.urbuf = rbuf;
-    r->a.count = rcount;
-    r->a.dtype = rdtype;
-    r->a.root = root;
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf,
+        .scounts = scounts,
+        .sdispls = displs,
+        .sdtype = sdtype,
+        .urbuf = rbuf,
+        .count = rcount,
+        .dtype = rdtype,
+        .root = root,
+    };
 }
 
 static int mca_coll_braid_gatherv(GATHERV_ARGS, mca_coll_base_module_t *module)
@@ -269,35 +273,35 @@ static int mca_coll_braid_scatterv(SCATTERV_ARGS, mca_coll_base_module_t *module
 static int mca_coll_braid_igatherv(GATHERV_ARGS, ompi_request_t **request,
                                    mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, gatherv_family, BRAID_TASK_NONBLOCKING);
-    gatherv_args(r, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a =
+        gatherv_args(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
+    return mca_coll_braid_request_post(module, &gatherv_family, &a, request);
 }
 
 static int mca_coll_braid_iscatterv(SCATTERV_ARGS, ompi_request_t **request,
                                     mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, scatterv_family, BRAID_TASK_NONBLOCKING);
-    scatterv_args(r, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a =
+        scatterv_args(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
+    return mca_coll_braid_request_post(module, &scatterv_family, &a, request);
 }
 
 static int mca_coll_braid_gatherv_init(GATHERV_ARGS, struct ompi_info_t *info,
                                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, gatherv_family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a =
+        gatherv_args(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
     (void)info;
-    gatherv_args(r, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &gatherv_family, &a, request);
 }
 
 static int mca_coll_braid_scatterv_init(SCATTERV_ARGS, struct ompi_info_t *info,
                                         ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, scatterv_family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a =
+        scatterv_args(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
     (void)info;
-    scatterv_args(r, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &scatterv_family, &a, request);
 }
 
 bool mca_coll_braid_gatherv_install(mca_coll_braid_module_t *m, bool requests)

@@ -117,15 +117,17 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 static const mca_coll_braid_family_t family = { BRAID_COLL_REDUCE_SCATTER, run, prev_nonblocking,
                                                 copies };
 
-static inline void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
+static inline mca_coll_braid_args_t args(const void *sbuf, void *rbuf, int count,
                  const int *rcounts, MPI_Datatype dtype, MPI_Op op)
 {
-    r->a.usbuf = sbuf;
-    r->a.urbuf = rbuf;
-    r->a.count = count;
-    r->a.rcounts = rcounts;
-    r->a.dtype = dtype;
-    r->a.op = op;
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf,
+        .urbuf = rbuf,
+        .count = count,
+        .rcounts = rcounts,
+        .dtype = dtype,
+        .op = op,
+    };
 }
 
 /* ------------------------------------------------------------------ */
@@ -156,9 +158,9 @@ static int mca_coll_braid_ireduce_scatter_block(const void *sbuf, void *rbuf, in
                                                 struct ompi_communicator_t *comm,
                                                 ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, rbuf, rcount, NULL, dtype, op);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, rcount, NULL, dtype, op);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
 static int mca_coll_braid_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
@@ -166,9 +168,9 @@ static int mca_coll_braid_ireduce_scatter(const void *sbuf, void *rbuf, const in
                                           struct ompi_communicator_t *comm, ompi_request_t **request,
                                           mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, rbuf, 0, rcounts, dtype, op);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, 0, rcounts, dtype, op);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
 static int mca_coll_braid_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
@@ -177,10 +179,10 @@ static int mca_coll_braid_reduce_scatter_block_init(const void *sbuf, void *rbuf
                                                     struct ompi_info_t *info, ompi_request_t **request,
                                                     mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, rcount, NULL, dtype, op);
+    (void)comm;
     (void)info;
-    args(r, sbuf, rbuf, rcount, NULL, dtype, op);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &family, &a, request);
 }
 
 static int mca_coll_braid_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts,
@@ -188,10 +190,10 @@ static int mca_coll_braid_reduce_scatter_init(const void *sbuf, void *rbuf, cons
                                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, 0, rcounts, dtype, op);
+    (void)comm;
     (void)info;
-    args(r, sbuf, rbuf, 0, rcounts, dtype, op);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &family, &a, request);
 }
 
 bool mca_coll_braid_reduce_scatter_install(mca_coll_braid_module_t *m, bool requests)

@@ -54,11 +54,39 @@ static void request_destruct(mca_coll_braid_request_t *r) { braid_task_release(&
 OBJ_CLASS_INSTANCE(mca_coll_braid_request_t, ompi_coll_base_nbc_request_t, request_construct,
                    request_destruct);
 
-mca_coll_braid_request_t *mca_coll_braid_request_take(braid_task_kind_t kind)
+static const mca_coll_braid_args_t no_args;
+
+/* A request from the pool (locked when the engine is shared) or made,
+ * for a call of this kind; NULL: out of memory */
+static __attribute__((noinline)) mca_coll_braid_request_t *request_take(braid_task_kind_t kind)
 {
     braid_task_t *core = braid_engine_pool_take(ENG);
     mca_coll_braid_request_t *r = NULL != core ? of(core) : OBJ_NEW(mca_coll_braid_request_t);
     if (NULL != r) braid_task_reuse(&r->core, kind, cmp()->inject_alloc_failure);
+    return r;
+}
+
+/* A request of family f on m for a call with arguments a (NULL: none), or
+ * NULL (out of memory). Pooled requests are prepared - their engine part
+ * (braid_engine_pool_take), inner and hc NULL, opb.op NULL - so that only
+ * the call is written here; the inline pop is a small call's way (fault
+ * injection, coll_braid_inject_alloc_failure, goes the long way: each
+ * call then starts from empty scratch with the same allowance). */
+static inline __attribute__((always_inline)) mca_coll_braid_request_t *
+request_new(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
+            const mca_coll_braid_args_t *a, braid_task_kind_t kind)
+{
+    braid_task_t *core = cmp()->inject_alloc_failure < 0 ? braid_engine_pool_pop(ENG) : NULL;
+    mca_coll_braid_request_t *r;
+    if (NULL != core) {
+        r = of(core);
+        core->kind = kind;
+    } else if (NULL == (r = request_take(kind))) {
+        return NULL;
+    }
+    r->m = (mca_coll_braid_module_t *)module;
+    r->family = f;
+    r->a = NULL != a ? *a : no_args;
     return r;
 }
 
@@ -149,6 +177,7 @@ static int run_job(void *arg)
 
 static bool on_device(const mca_coll_braid_request_t *r)
 {
+    if (!cmp()->cuda_job) return false;
     return (MPI_IN_PLACE != r->a.usbuf && NULL != r->a.usbuf && mca_coll_braid_is_device(r->a.usbuf)) ||
            (NULL != r->a.urbuf && mca_coll_braid_is_device(r->a.urbuf));
 }
@@ -241,8 +270,11 @@ static inline __attribute__((always_inline)) bool post(mca_coll_braid_request_t 
  * communicator until it is freed, as Open MPI's point-to-point requests
  * do: MPI_Comm_free with the call pending leaves the module, its segment
  * and its transport state in place until MPI_Wait has freed the request. */
-int mca_coll_braid_request_post(mca_coll_braid_request_t *r, ompi_request_t **request)
+int mca_coll_braid_request_post(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
+                                const mca_coll_braid_args_t *a, ompi_request_t **request)
 {
+    mca_coll_braid_request_t *r = request_new(module, f, a, BRAID_TASK_NONBLOCKING);
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
     ompi_request_t *prev_req = MPI_REQUEST_NULL;
     int rc;
     if (post(r, &prev_req, &rc)) {
@@ -317,8 +349,11 @@ void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t 
 /* MPI_Xxx_init: its sequence number and its shm channel now, in init
  * order (MPI makes the initialisation calls collective). It holds its
  * communicator until it is freed: the channel lives in its segment. */
-int mca_coll_braid_request_persist(mca_coll_braid_request_t *r, ompi_request_t **request)
+int mca_coll_braid_request_persist(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
+                                   const mca_coll_braid_args_t *a, ompi_request_t **request)
 {
+    mca_coll_braid_request_t *r = request_new(module, f, a, BRAID_TASK_PERSISTENT);
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
     mca_coll_braid_module_t *m = r->m;
     braid_task_t *core = &r->core;
     int rc = mca_coll_braid_persistent_number_take(m, &core->seq);

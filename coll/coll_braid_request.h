@@ -32,6 +32,23 @@ typedef struct {
 
 typedef struct mca_coll_braid_request mca_coll_braid_request_t;
 
+/* A call's arguments as MPI gave them (0: none, for those the family does
+ * not take) */
+typedef struct mca_coll_braid_args {
+    const void *usbuf;
+    void *urbuf;
+    int count;                      /* allgather: the receive count */
+    int scount;
+    MPI_Datatype sdtype, dtype;     /* dtype: the receive / reduce datatype */
+    MPI_Op op;
+    int root;
+    const int *rcounts;             /* MPI_Ireduce_scatter, MPI_Iallgatherv, MPI_Igatherv:
+                                       the caller's array */
+    const int *displs;              /* MPI_Iallgatherv, MPI_Ialltoallv (receive), MPI_Igatherv:
+                                       the caller's */
+    const int *scounts, *sdispls;   /* MPI_Ialltoallv, MPI_Iscatterv: the caller's arrays */
+} mca_coll_braid_args_t;
+
 /* What a family gives the request: its blocking path on the request's
  * arguments, the previous module's nonblocking function for them, the
  * elements of the host copies of its device buffers (send, receive;
@@ -51,21 +68,7 @@ struct mca_coll_braid_request {
     braid_task_t core;               /* the engine's part */
     mca_coll_braid_module_t *m;
     const mca_coll_braid_family_t *family;
-    struct {                        /* the call's arguments, as MPI gave them (0: none;
-                                       mca_coll_braid_request_new zeroes each field) */
-        const void *usbuf;
-        void *urbuf;
-        int count;                  /* allgather: the receive count */
-        int scount;
-        MPI_Datatype sdtype, dtype; /* dtype: the receive / reduce datatype */
-        MPI_Op op;
-        int root;
-        const int *rcounts;         /* MPI_Ireduce_scatter, MPI_Iallgatherv, MPI_Igatherv:
-                                       the caller's array */
-        const int *displs;          /* MPI_Iallgatherv, MPI_Ialltoallv (receive), MPI_Igatherv:
-                                       the caller's */
-        const int *scounts, *sdispls; /* MPI_Ialltoallv, MPI_Iscatterv: the caller's arrays */
-    } a;
+    mca_coll_braid_args_t a;        /* the call's arguments, as MPI gave them */
     /* the run: on the user's buffers, or on their host copies */
     const void *sbuf;
     void *rbuf;
@@ -75,54 +78,14 @@ struct mca_coll_braid_request {
                                        (opb.op NULL: none yet) */
 };
 
-/* A request for a call of this kind, from the pool or made (NULL: out of
- * memory). */
-mca_coll_braid_request_t *mca_coll_braid_request_take(braid_task_kind_t kind);
-
-/* A request of family f on m (NULL: out of memory); the family fills the
- * arguments, then one of the two below. Inline: a small call's post
- * takes and gives one request, and the pool keeps them prepared - their
- * engine part (braid_engine_pool_take), inner and hc NULL, opb.op
- * NULL - so that only the arguments are written here. */
-static inline mca_coll_braid_request_t *mca_coll_braid_request_new(mca_coll_braid_module_t *m,
-                                                                   const mca_coll_braid_family_t *f,
-                                                                   braid_task_kind_t kind)
-{
-    /* fault injection (coll_braid_inject_alloc_failure, tests) goes the
-     * long way: each call starts from empty scratch with the same allowance */
-    braid_task_t *core = mca_coll_braid_component.inject_alloc_failure < 0
-                             ? braid_engine_pool_pop(&mca_coll_braid_engine)
-                             : NULL;
-    mca_coll_braid_request_t *r;
-    if (NULL != core) {
-        r = (mca_coll_braid_request_t *)((char *)core - offsetof(mca_coll_braid_request_t, core));
-        r->core.kind = kind;
-    } else if (NULL == (r = mca_coll_braid_request_take(kind))) {
-        return NULL;
-    }
-    r->m = m;
-    r->family = f;
-    /* field by field: a memset of the arguments compiles to `rep stos`,
-     * whose start-up costs more than these stores on the small-call path */
-    r->a.usbuf = NULL;
-    r->a.urbuf = NULL;
-    r->a.count = r->a.scount = r->a.root = 0;
-    r->a.sdtype = r->a.dtype = NULL;
-    r->a.op = NULL;
-    r->a.rcounts = r->a.displs = r->a.scounts = r->a.sdispls = NULL;
-    return r;
-}
-/* the first line of an MPI_Ixxx or MPI_Xxx_init entry point */
-#define MCA_COLL_BRAID_REQUEST_NEW(r, family, kind)                                          \
-    mca_coll_braid_request_t *r =                                                            \
-        mca_coll_braid_request_new((mca_coll_braid_module_t *)module, &(family), (kind));    \
-    (void)comm;                                                                              \
-    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE
-/* MPI_Ixxx: post it (or hand it on) and return it in *request */
-int mca_coll_braid_request_post(mca_coll_braid_request_t *r, ompi_request_t **request);
+/* MPI_Ixxx of family f with arguments a (NULL: none): a request from the
+ * pool, posted (or the call handed on), returned in *request. */
+int mca_coll_braid_request_post(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
+                                const mca_coll_braid_args_t *a, ompi_request_t **request);
 /* MPI_Xxx_init: its tag number and shm channel now (collective), *request
  * inactive until MPI_Start */
-int mca_coll_braid_request_persist(mca_coll_braid_request_t *r, ompi_request_t **request);
+int mca_coll_braid_request_persist(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
+                                   const mca_coll_braid_args_t *a, ompi_request_t **request);
 
 /* A call starts: the segment's set-up counts blocking calls (a collective
  * of its own over the previous module), then braid_call_init. */

@@ -65,14 +65,16 @@ static const mca_coll_braid_family_t scan_family = { BRAID_COLL_SCAN, run, prev_
 static const mca_coll_braid_family_t exscan_family = { BRAID_COLL_EXSCAN, run, prev_iexscan,
                                                        copies };
 
-static inline void args(mca_coll_braid_request_t *r, const void *sbuf, void *rbuf, int count,
+static inline mca_coll_braid_args_t args(const void *sbuf, void *rbuf, int count,
                  MPI_Datatype dtype, MPI_Op op)
 {
-    r->a.usbuf = sbuf;
-    r->a.urbuf = rbuf;
-    r->a.count = count;
-    r->a.dtype = dtype;
-    r->a.op = op;
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf,
+        .urbuf = rbuf,
+        .count = count,
+        .dtype = dtype,
+        .op = op,
+    };
 }
 
 /* ------------------------------------------------------------------ */
@@ -101,9 +103,9 @@ static int mca_coll_braid_iscan(const void *sbuf, void *rbuf, int count, struct 
                                 struct ompi_op_t *op, struct ompi_communicator_t *comm,
                                 ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, scan_family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, rbuf, count, dtype, op);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &scan_family, &a, request);
 }
 
 static int mca_coll_braid_iexscan(const void *sbuf, void *rbuf, int count,
@@ -111,9 +113,9 @@ static int mca_coll_braid_iexscan(const void *sbuf, void *rbuf, int count,
                                   struct ompi_communicator_t *comm, ompi_request_t **request,
                                   mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, exscan_family, BRAID_TASK_NONBLOCKING);
-    args(r, sbuf, rbuf, count, dtype, op);
-    return mca_coll_braid_request_post(r, request);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op);
+    (void)comm;
+    return mca_coll_braid_request_post(module, &exscan_family, &a, request);
 }
 
 static int mca_coll_braid_scan_init(const void *sbuf, void *rbuf, int count,
@@ -121,10 +123,10 @@ static int mca_coll_braid_scan_init(const void *sbuf, void *rbuf, int count,
                                     struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                     ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, scan_family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op);
+    (void)comm;
     (void)info;
-    args(r, sbuf, rbuf, count, dtype, op);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &scan_family, &a, request);
 }
 
 static int mca_coll_braid_exscan_init(const void *sbuf, void *rbuf, int count,
@@ -132,10 +134,10 @@ static int mca_coll_braid_exscan_init(const void *sbuf, void *rbuf, int count,
                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                       ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    MCA_COLL_BRAID_REQUEST_NEW(r, exscan_family, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op);
+    (void)comm;
     (void)info;
-    args(r, sbuf, rbuf, count, dtype, op);
-    return mca_coll_braid_request_persist(r, request);
+    return mca_coll_braid_request_persist(module, &exscan_family, &a, request);
 }
 
 bool mca_coll_braid_scan_install(mca_coll_braid_module_t *m, bool requests)
