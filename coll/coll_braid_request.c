@@ -177,7 +177,6 @@ static int run_job(void *arg)
 
 static bool on_device(const mca_coll_braid_request_t *r)
 {
-    if (!cmp()->cuda_job) return false;
     return (MPI_IN_PLACE != r->a.usbuf && NULL != r->a.usbuf && mca_coll_braid_is_device(r->a.usbuf)) ||
            (NULL != r->a.urbuf && mca_coll_braid_is_device(r->a.urbuf));
 }

@@ -302,11 +302,9 @@ void braid_engine_fini(braid_engine_t *e, void (*release)(braid_task_t *r))
 /* turns                                                               */
 /* ------------------------------------------------------------------ */
 
-void braid_turn_take(braid_turns_t *t, bool shared, void (*wait)(void *), void *arg)
+void braid_turn_wait(braid_turns_t *t, unsigned mine, void (*wait)(void *), void *arg)
 {
-    unsigned mine, turn = 0;
-    if (shared) mine = __atomic_fetch_add(&t->ticket, 1, __ATOMIC_ACQ_REL);
-    else mine = t->ticket++;
+    unsigned turn = 0;
     while (__atomic_load_n(&t->serving, __ATOMIC_ACQUIRE) != mine) {
         braid_fiber_t *f = braid_fiber_self();
         if (NULL == f) {
@@ -316,10 +314,4 @@ void braid_turn_take(braid_turns_t *t, bool shared, void (*wait)(void *), void *
         (void)braid_fiber_yield_due(f, ++turn, true);   /* counts the wait as one step */
         braid_fiber_yield();
     }
-}
-
-void braid_turn_give(braid_turns_t *t, bool shared)
-{
-    if (shared) __atomic_fetch_add(&t->serving, 1, __ATOMIC_ACQ_REL);
-    else __atomic_store_n(&t->serving, t->serving + 1, __ATOMIC_RELEASE);
 }

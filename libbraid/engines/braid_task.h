@@ -228,9 +228,22 @@ static inline bool braid_turns_queued(const braid_turns_t *t)
     return __atomic_load_n(&t->ticket, __ATOMIC_ACQUIRE) !=
            __atomic_load_n(&t->serving, __ATOMIC_ACQUIRE);
 }
-/* shared: two threads may take turns on t (atomic increments) */
-void braid_turn_take(braid_turns_t *t, bool shared, void (*wait)(void *), void *arg);
-void braid_turn_give(braid_turns_t *t, bool shared);
+/* the wait for turn mine, once it is not at once */
+void braid_turn_wait(braid_turns_t *t, unsigned mine, void (*wait)(void *), void *arg);
+
+/* shared: two threads may take turns on t (atomic increments). Inline:
+ * every nonblocking call on a segment takes and gives one. */
+static inline void braid_turn_take(braid_turns_t *t, bool shared, void (*wait)(void *), void *arg)
+{
+    unsigned mine = shared ? __atomic_fetch_add(&t->ticket, 1, __ATOMIC_ACQ_REL) : t->ticket++;
+    if (__atomic_load_n(&t->serving, __ATOMIC_ACQUIRE) != mine) braid_turn_wait(t, mine, wait, arg);
+}
+
+static inline void braid_turn_give(braid_turns_t *t, bool shared)
+{
+    if (shared) __atomic_fetch_add(&t->serving, 1, __ATOMIC_ACQ_REL);
+    else __atomic_store_n(&t->serving, t->serving + 1, __ATOMIC_RELEASE);
+}
 
 #ifdef __cplusplus
 }
