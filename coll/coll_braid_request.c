@@ -66,28 +66,16 @@ static __attribute__((noinline)) mca_coll_braid_request_t *request_take(braid_ta
     return r;
 }
 
-/* A request of family f on m for a call with arguments a (NULL: none), or
- * NULL (out of memory). Pooled requests are prepared - their engine part
+/* r, of this kind, for a call of family f on module with arguments a
+ * (NULL: none). Pooled requests are prepared - their engine part
  * (braid_engine_pool_take), inner and hc NULL, opb.op NULL - so that only
- * the call is written here; the inline pop is a small call's way (fault
- * injection, coll_braid_inject_alloc_failure, goes the long way: each
- * call then starts from empty scratch with the same allowance). */
-static inline __attribute__((always_inline)) mca_coll_braid_request_t *
-request_new(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
-            const mca_coll_braid_args_t *a, braid_task_kind_t kind)
+ * the call is written here. */
+static inline void request_fill(mca_coll_braid_request_t *r, mca_coll_base_module_t *module,
+                                const mca_coll_braid_family_t *f, const mca_coll_braid_args_t *a)
 {
-    braid_task_t *core = cmp()->inject_alloc_failure < 0 ? braid_engine_pool_pop(ENG) : NULL;
-    mca_coll_braid_request_t *r;
-    if (NULL != core) {
-        r = of(core);
-        core->kind = kind;
-    } else if (NULL == (r = request_take(kind))) {
-        return NULL;
-    }
     r->m = (mca_coll_braid_module_t *)module;
     r->family = f;
     r->a = NULL != a ? *a : no_args;
-    return r;
 }
 
 /* r's Open MPI request, active: a nonblocking call's as it is returned
@@ -210,25 +198,24 @@ static int close_copies(mca_coll_braid_request_t *r, int rc)
     return rc;
 }
 
-/* Post r: run its fiber until the first wait that is not done. true: the
- * call ran out inside the post, *rc its MPI code (a nonblocking request
- * not yet active). false: *rc is MPI_SUCCESS and r active and outstanding
- * - unless the call was handed on with prev_req given (nonblocking on the
+/* r ran out inside its post, without error: back to the pool as it is
+ * (braid_engine_pool_take), Open MPI's completed empty request returned */
+static inline int ran_out(mca_coll_braid_request_t *r, ompi_request_t **request)
+{
+    if (!braid_engine_pool_push(ENG, &r->core)) braid_engine_pool_give(ENG, &r->core);
+    *request = &ompi_request_empty;
+    return MPI_SUCCESS;
+}
+
+/* What r's first run came to (st: braid_task_post's). true: the call ran
+ * out inside the post, *rc its MPI code (a nonblocking request not yet
+ * active). false: *rc is MPI_SUCCESS and r active and outstanding -
+ * unless the call was handed on with prev_req given (nonblocking on the
  * user's buffers): *prev_req then holds the previous module's request -
  * or *rc is the failure. */
-static inline __attribute__((always_inline)) bool post(mca_coll_braid_request_t *r,
-                                                       ompi_request_t **prev_req, int *rc)
+static __attribute__((noinline)) bool concluded(mca_coll_braid_request_t *r, int st,
+                                                ompi_request_t **prev_req, int *rc)
 {
-    bool nonblocking = BRAID_TASK_NONBLOCKING == r->core.kind;
-    if (!nonblocking) activate(r);
-    r->sbuf = r->a.usbuf;
-    r->rbuf = r->a.urbuf;
-    *rc = on_device(r) ? open_host_copies(r) : MPI_SUCCESS;
-    if (MPI_SUCCESS != *rc) {
-        *rc = close_copies(r, *rc);
-        return false;
-    }
-    int st = braid_task_post(&r->core, run_job, r);
     if (BRAID_TASK_DONE == st) {
         *rc = close_copies(r, r->core.result);
         return true;
@@ -252,36 +239,34 @@ static inline __attribute__((always_inline)) bool post(mca_coll_braid_request_t 
     }
     /* active before the engine has it: another thread's progress may
      * complete it from now on */
-    if (nonblocking) activate(r);
+    if (BRAID_TASK_NONBLOCKING == r->core.kind) activate(r);
     braid_engine_add(ENG, &r->core);
     *rc = MPI_SUCCESS;
     return false;
 }
 
-/* MPI_Ixxx. A call that ran out inside its post, without error, returns
- * Open MPI's completed empty request (what its PML returns for
- * MPI_PROC_NULL) and gives braid's back to the pool at once, never shown
- * to Open MPI: MPI_Wait then only frees the empty one, and the
- * communicator is not retained and released. That is safe because the
- * MPI layer's retain functions (Open MPI 4.0.2 and later) skip a
- * completed request, and MPI leaves a nonblocking collective's status
- * source and tag undefined. Otherwise braid's request holds its
- * communicator until it is freed, as Open MPI's point-to-point requests
- * do: MPI_Comm_free with the call pending leaves the module, its segment
- * and its transport state in place until MPI_Wait has freed the request. */
-int mca_coll_braid_request_post(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
-                                const mca_coll_braid_args_t *a, ompi_request_t **request)
+/* Post r: run its fiber until the first wait that is not done (on host
+ * copies of device buffers); what it came to, as concluded says. */
+static bool post(mca_coll_braid_request_t *r, ompi_request_t **prev_req, int *rc)
 {
-    mca_coll_braid_request_t *r = request_new(module, f, a, BRAID_TASK_NONBLOCKING);
-    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
-    ompi_request_t *prev_req = MPI_REQUEST_NULL;
-    int rc;
-    if (post(r, &prev_req, &rc)) {
-        if (MPI_SUCCESS == rc) {   /* the pool takes it as it is */
-            if (!braid_engine_pool_push(ENG, &r->core)) braid_engine_pool_give(ENG, &r->core);
-            *request = &ompi_request_empty;
-            return MPI_SUCCESS;
-        }
+    if (BRAID_TASK_PERSISTENT == r->core.kind) activate(r);
+    r->sbuf = r->a.usbuf;
+    r->rbuf = r->a.urbuf;
+    *rc = on_device(r) ? open_host_copies(r) : MPI_SUCCESS;
+    if (MPI_SUCCESS != *rc) {
+        *rc = close_copies(r, *rc);
+        return false;
+    }
+    return concluded(r, braid_task_post(&r->core, run_job, r), prev_req, rc);
+}
+
+/* MPI_Ixxx's return once its post came to done / rc / prev_req
+ * (concluded) */
+static __attribute__((noinline)) int posted(mca_coll_braid_request_t *r, bool done, int rc,
+                                            ompi_request_t *prev_req, ompi_request_t **request)
+{
+    if (done) {
+        if (MPI_SUCCESS == rc) return ran_out(r, request);
         /* the error goes to MPI_Wait, in the request's status */
         activate(r);
         complete(r, rc, false);
@@ -293,6 +278,62 @@ int mca_coll_braid_request_post(mca_coll_base_module_t *module, const mca_coll_b
     OBJ_RETAIN(r->m->comm);
     *request = &r->super.super;
     return MPI_SUCCESS;
+}
+
+/* MPI_Ixxx. A call that ran out inside its post, without error, returns
+ * Open MPI's completed empty request (what its PML returns for
+ * MPI_PROC_NULL) and gives braid's back to the pool at once, never shown
+ * to Open MPI (ran_out): MPI_Wait then only frees the empty one, and the
+ * communicator is not retained and released. That is safe because the
+ * MPI layer's retain functions (Open MPI 4.0.2 and later) skip a
+ * completed request, and MPI leaves a nonblocking collective's status
+ * source and tag undefined. Otherwise braid's request holds its
+ * communicator until it is freed, as Open MPI's point-to-point requests
+ * do: MPI_Comm_free with the call pending leaves the module, its segment
+ * and its transport state in place until MPI_Wait has freed the request.
+ * In a job without CUDA, a small call's whole way is the lines up to the
+ * first return, the rest out of line: only the request and *request live
+ * across the run. */
+static __attribute__((noinline)) int post_request(mca_coll_braid_request_t *r,
+                                                  ompi_request_t **request)
+{
+    ompi_request_t *prev_req = MPI_REQUEST_NULL;
+    int rc;
+    bool done;
+    if (!cmp()->cuda_job) {
+        r->sbuf = r->a.usbuf;
+        r->rbuf = r->a.urbuf;
+        int st = braid_task_post(&r->core, run_job, r);
+        if (BRAID_TASK_DONE == st && MPI_SUCCESS == r->core.result) return ran_out(r, request);
+        done = concluded(r, st, &prev_req, &rc);
+    } else {
+        done = post(r, &prev_req, &rc);
+    }
+    return posted(r, done, rc, prev_req, request);
+}
+
+/* MPI_Ixxx when the pool had no request to pop */
+static __attribute__((noinline)) int post_taken(mca_coll_base_module_t *module,
+                                                const mca_coll_braid_family_t *f,
+                                                const mca_coll_braid_args_t *a,
+                                                ompi_request_t **request)
+{
+    mca_coll_braid_request_t *r = request_take(BRAID_TASK_NONBLOCKING);
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
+    request_fill(r, module, f, a);
+    return post_request(r, request);
+}
+
+/* The request popped here, inline, and the rest in post_request: no call
+ * before the arguments are stored, and so no registers to keep. */
+int mca_coll_braid_request_post(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
+                                const mca_coll_braid_args_t *a, ompi_request_t **request)
+{
+    braid_task_t *core = cmp()->inject_alloc_failure < 0 ? braid_engine_pool_pop(ENG) : NULL;
+    if (NULL == core) return post_taken(module, f, a, request);
+    core->kind = BRAID_TASK_NONBLOCKING;
+    request_fill(of(core), module, f, a);
+    return post_request(of(core), request);
 }
 
 static int request_start(size_t n, ompi_request_t **reqs)
@@ -351,8 +392,9 @@ void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t 
 int mca_coll_braid_request_persist(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
                                    const mca_coll_braid_args_t *a, ompi_request_t **request)
 {
-    mca_coll_braid_request_t *r = request_new(module, f, a, BRAID_TASK_PERSISTENT);
+    mca_coll_braid_request_t *r = request_take(BRAID_TASK_PERSISTENT);
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
+    request_fill(r, module, f, a);
     mca_coll_braid_module_t *m = r->m;
     braid_task_t *core = &r->core;
     int rc = mca_coll_braid_persistent_number_take(m, &core->seq);
