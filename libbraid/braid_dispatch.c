@@ -152,6 +152,7 @@ static braid_choice_t choose(braid_site_t *s, const braid_call_t *call)
     s->choice_cache[coll].valid = true;
     s->choice_cache[coll].bytes = bytes;
     s->choice_cache[coll].choice = ch;
+    s->choice_cache[coll].alg = braid_algorithm(coll, ch.alg);
     return ch;
 }
 
@@ -167,10 +168,14 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     /* the cache's hit here, the rest out of line: most calls repeat their
      * collective's last size, and a call to choose for it cost as much
      * again as the test (its frame, its 24-byte return) */
-    if (!persistent(call) && s->choice_cache[coll].valid && s->choice_cache[coll].bytes == bytes)
+    const braid_algorithm_t *alg;
+    if (!persistent(call) && s->choice_cache[coll].valid && s->choice_cache[coll].bytes == bytes) {
         call->choice = s->choice_cache[coll].choice;
-    else
+        alg = s->choice_cache[coll].alg;   /* its registry row, looked up once */
+    } else {
         call->choice = choose(s, call);
+        alg = braid_algorithm(coll, call->choice.alg);
+    }
     braid_coll_args_t *a = &call->args;
     a->sbuf = NULL;
     a->rbuf = NULL;
@@ -190,8 +195,8 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     call->in = NULL;
     call->out = NULL;
     call->in_dev = call->out_dev = false;
-    call->alg = braid_algorithm(coll, call->choice.alg);
-    return NULL != call->alg;
+    call->alg = alg;
+    return NULL != alg;
 }
 
 void braid_call_buffers(braid_call_t *call, braid_devpipe_kind_t kind, const void *in, bool in_dev,

@@ -89,9 +89,14 @@ typedef struct braid_site {
     braid_scratch_t scratch;      /* blocking calls' scratch, reused */
     size_t *counts[2];            /* blocking calls' workspace (braid_call_counts) */
     size_t counts_len[2];
-    /* the last choice per collective, and the hierarchical allreduce's
-     * phases for the last size */
-    struct { bool valid; size_t bytes; braid_choice_t choice; } choice_cache[BRAID_COLL_N];
+    /* the last choice per collective (with its registry row), and the
+     * hierarchical allreduce's phases for the last size */
+    struct {
+        bool valid;
+        size_t bytes;
+        braid_choice_t choice;
+        const braid_algorithm_t *alg;
+    } choice_cache[BRAID_COLL_N];
     struct { bool valid; size_t bytes, buffer_bytes; braid_hier_t h; } hier_cache;
     /* ranks grouped by node: the algorithms run on topo_view (comm in node
      * order) when topo_ordered; the node and leader views are made on the

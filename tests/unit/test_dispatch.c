@@ -160,7 +160,9 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
         DP_CHECK(dp_values_ok(buf, P), "blocking allreduce: wrong values");
         DP_CHECK(s.choice_cache[BRAID_COLL_ALLREDUCE].valid &&
                      s.choice_cache[BRAID_COLL_ALLREDUCE].bytes == bytes &&
-                     s.choice_cache[BRAID_COLL_ALLREDUCE].choice.alg == want.alg,
+                     s.choice_cache[BRAID_COLL_ALLREDUCE].choice.alg == want.alg &&
+                     s.choice_cache[BRAID_COLL_ALLREDUCE].alg ==
+                         braid_algorithm(BRAID_COLL_ALLREDUCE, want.alg),
                  "the choice is not cached");
     }
     if (BRAID_ALG_AUTO != C->forced)
@@ -170,8 +172,10 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
     DP_CHECK(0 == c->rank || 0 == R->lines, "rank %d traced", c->rank);
     DP_CHECK(2 == R->calls, "%u call numbers after 2 blocking calls", R->calls);
 
-    /* a cached choice is what the next call runs: poison it, see it read */
+    /* a cached choice is what the next call runs: poison it (its
+     * algorithm and the registry row kept with it), see it read */
     s.choice_cache[BRAID_COLL_ALLREDUCE].choice.alg = BRAID_ALG_AUTO;
+    s.choice_cache[BRAID_COLL_ALLREDUCE].alg = NULL;
     braid_call_t probe;
     DP_CHECK(!braid_call_init(&s, &probe, BRAID_COLL_ALLREDUCE, bytes, NULL),
              "the cache was not read");
