@@ -373,8 +373,13 @@ static int run_on_view(braid_site_t *s, braid_call_t *call, const braid_algorith
         a->root = braid_subcomm_rank_of(&s->topo_view, a->root);
     }
     if (call->pipelined) {
-        size_t type_size = a->count ? call->bytes / a->count : 1;
-        size_t seg = braid_devpipe_seg_count(a->count, type_size, s->conf->seg_bytes);
+        /* segments only where the job cuts messages (a CUDA job): the
+         * type size's division costs a small call more than the rest of
+         * this test */
+        size_t seg = 0 == s->conf->seg_bytes
+                         ? a->count
+                         : braid_devpipe_seg_count(a->count, a->count ? call->bytes / a->count : 1,
+                                                   s->conf->seg_bytes);
         if (call->in_dev || call->out_dev || seg < a->count)
             return s->hooks.staged_run(s->hooks.arg, view, fn, call, seg);
         braid_devpipe_bind(call->kind, call->in, call->out, a);

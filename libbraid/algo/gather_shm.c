@@ -35,7 +35,7 @@ static int gather_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
     if (me == root) {
         braid_shm_wait_all(s, seq);
         for (int i = 1; i < P && BRAID_OK == rc; i++) {
-            int q = (root + i) % P;
+            int q = braid_ring_after(root, i, P);
             rc = s->read(s->read_arg, q, out + (size_t)q * bytes, braid_shm_addr(s, seq, q), bytes);
         }
     }

@@ -79,7 +79,7 @@ static int receive_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
             rc = braid_irecv(c, q, 0, out + a->displs[q] * es, n, &reqs[nreq++]);
     }
     for (int i = 1; i < P && BRAID_OK == rc; i++) {
-        int q = (root + i) % P;
+        int q = braid_ring_after(root, i, P);
         size_t n = a->rcounts[q] * es;
         int way = way_of(c, n);
         if (0 == n || WAY_MESSAGE == way) continue;

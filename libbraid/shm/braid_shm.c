@@ -165,7 +165,7 @@ int braid_shm_swap(braid_shm_t *s, uint64_t seq, const braid_shm_swap_t *w, char
 {
     int P = s->size, me = s->rank, rc = BRAID_OK;
     for (int k = 0; k < P; k++) {
-        int q = (k - me + P) % P;
+        int q = k >= me ? k - me : k - me + P;   /* (k - me) mod P, no division */
         size_t n = 0;
         char *dst = q == me ? NULL : w->dst(w->arg, q, &n);
         char *into = w->live ? tmp : dst;
@@ -250,7 +250,9 @@ braid_shm_t *braid_shm_direct(const braid_comm_t *c, size_t bytes)
 int braid_shm_span(const braid_shm_t *s, int n, size_t bytes, size_t *piece)
 {
     *piece = bytes;
-    if (n < 1 || bytes <= s->slot_bytes / (size_t)n) return 1;
+    /* bytes <= slot_bytes / n, without the division (bytes <= slot_bytes
+     * first: the product cannot overflow) */
+    if (n < 1 || (bytes <= s->slot_bytes && bytes * (size_t)n <= s->slot_bytes)) return 1;
     size_t most = s->slot_bytes / (size_t)n;   /* a part's bytes in one slot */
     if (0 == most) return 0;
     size_t k = bytes / most + (0 != bytes % most);
