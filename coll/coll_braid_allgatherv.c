@@ -159,20 +159,6 @@ static void copy_lows(const mca_coll_braid_request_t *r, ptrdiff_t *slo, ptrdiff
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHERV, run, prev_nonblocking,
                                                 copies, copy_lows };
 
-static inline mca_coll_braid_args_t args(const void *sbuf, int scount, MPI_Datatype sdtype,
-                 void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rdtype)
-{
-    return (mca_coll_braid_args_t){
-        .usbuf = sbuf,
-        .scount = scount,
-        .sdtype = sdtype,
-        .urbuf = rbuf,
-        .rcounts = rcounts,
-        .displs = displs,
-        .dtype = rdtype,
-    };
-}
-
 /* ------------------------------------------------------------------ */
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
@@ -191,7 +177,7 @@ static int mca_coll_braid_allgatherv(VARGS, mca_coll_base_module_t *module)
 
 static int mca_coll_braid_iallgatherv(VARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype);
+    mca_coll_braid_args_t a = mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, 0);
     (void)comm;
     return mca_coll_braid_request_post(module, &family, &a, request);
 }
@@ -199,7 +185,7 @@ static int mca_coll_braid_iallgatherv(VARGS, ompi_request_t **request, mca_coll_
 static int mca_coll_braid_allgatherv_init(VARGS, struct ompi_info_t *info, ompi_request_t **request,
                                           mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype);
+    mca_coll_braid_args_t a = mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, 0);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &family, &a, request);

@@ -146,19 +146,6 @@ static const mca_coll_braid_family_t allreduce_family = { BRAID_COLL_ALLREDUCE, 
 static const mca_coll_braid_family_t reduce_family = { BRAID_COLL_REDUCE, run, prev_ireduce,
                                                        copies };
 
-static inline mca_coll_braid_args_t args(const void *sbuf, void *rbuf, int count,
-                 MPI_Datatype dtype, MPI_Op op, int root)
-{
-    return (mca_coll_braid_args_t){
-        .usbuf = sbuf,
-        .urbuf = rbuf,
-        .count = count,
-        .dtype = dtype,
-        .op = op,
-        .root = root,
-    };
-}
-
 /* ------------------------------------------------------------------ */
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
@@ -184,7 +171,7 @@ static int mca_coll_braid_iallreduce(const void *sbuf, void *rbuf, int count,
                                      struct ompi_communicator_t *comm, ompi_request_t **request,
                                      mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op, -1);
+    mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, -1);
     (void)comm;
     return mca_coll_braid_request_post(module, &allreduce_family, &a, request);
 }
@@ -193,7 +180,7 @@ static int mca_coll_braid_ireduce(const void *sbuf, void *rbuf, int count, struc
                                   struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                                   ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op, root);
+    mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, root);
     (void)comm;
     return mca_coll_braid_request_post(module, &reduce_family, &a, request);
 }
@@ -203,7 +190,7 @@ static int mca_coll_braid_allreduce_init(const void *sbuf, void *rbuf, int count
                                          struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                          ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op, -1);
+    mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, -1);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &allreduce_family, &a, request);
@@ -214,7 +201,7 @@ static int mca_coll_braid_reduce_init(const void *sbuf, void *rbuf, int count,
                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                       ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op, root);
+    mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, root);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &reduce_family, &a, request);

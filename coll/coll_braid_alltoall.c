@@ -97,19 +97,6 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLTOALL, run, prev_nonblocking,
                                                 copies };
 
-static inline mca_coll_braid_args_t args(const void *sbuf, int scount, MPI_Datatype sdtype,
-                 void *rbuf, int rcount, MPI_Datatype rdtype)
-{
-    return (mca_coll_braid_args_t){
-        .usbuf = sbuf,
-        .scount = scount,
-        .sdtype = sdtype,
-        .urbuf = rbuf,
-        .count = rcount,
-        .dtype = rdtype,
-    };
-}
-
 static int mca_coll_braid_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                                    void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                                    struct ompi_communicator_t *comm,
@@ -125,7 +112,7 @@ static int mca_coll_braid_ialltoall(const void *sbuf, int scount, struct ompi_da
                                     struct ompi_communicator_t *comm, ompi_request_t **request,
                                     mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype);
+    mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, 0);
     (void)comm;
     return mca_coll_braid_request_post(module, &family, &a, request);
 }
@@ -135,7 +122,7 @@ static int mca_coll_braid_alltoall_init(const void *sbuf, int scount, struct omp
                                         struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                         ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype);
+    mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, 0);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &family, &a, request);

@@ -194,20 +194,6 @@ static const mca_coll_braid_family_t gather_family = { BRAID_COLL_GATHER, run, p
 static const mca_coll_braid_family_t scatter_family = { BRAID_COLL_SCATTER, run, prev_iscatter,
                                                         copies };
 
-static inline mca_coll_braid_args_t args(const void *sbuf, int scount, MPI_Datatype sdtype,
-                 void *rbuf, int rcount, MPI_Datatype rdtype, int root)
-{
-    return (mca_coll_braid_args_t){
-        .usbuf = sbuf,
-        .scount = scount,
-        .sdtype = sdtype,
-        .urbuf = rbuf,
-        .count = rcount,
-        .dtype = rdtype,
-        .root = root,
-    };
-}
-
 /* ------------------------------------------------------------------ */
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
@@ -232,14 +218,14 @@ static int mca_coll_braid_scatter(ROOTED_ARGS, mca_coll_base_module_t *module)
 
 static int mca_coll_braid_igather(ROOTED_ARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
+    mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
     (void)comm;
     return mca_coll_braid_request_post(module, &gather_family, &a, request);
 }
 
 static int mca_coll_braid_iscatter(ROOTED_ARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
+    mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
     (void)comm;
     return mca_coll_braid_request_post(module, &scatter_family, &a, request);
 }
@@ -247,7 +233,7 @@ static int mca_coll_braid_iscatter(ROOTED_ARGS, ompi_request_t **request, mca_co
 static int mca_coll_braid_gather_init(ROOTED_ARGS, struct ompi_info_t *info, ompi_request_t **request,
                                       mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
+    mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &gather_family, &a, request);
@@ -256,7 +242,7 @@ static int mca_coll_braid_gather_init(ROOTED_ARGS, struct ompi_info_t *info, omp
 static int mca_coll_braid_scatter_init(ROOTED_ARGS, struct ompi_info_t *info, ompi_request_t **request,
                                        mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
+    mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &scatter_family, &a, request);

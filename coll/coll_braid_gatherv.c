@@ -226,21 +226,6 @@ static const mca_coll_braid_family_t scatterv_family = { BRAID_COLL_SCATTERV, ru
         void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,                     \
         struct ompi_communicator_t *comm
 
-static inline mca_coll_braid_args_t gatherv_args(GATHERV_ARGS)
-{
-    (void)comm;
-    return (mca_coll_braid_args_t){
-        .usbuf = sbuf,
-        .scount = scount,
-        .sdtype = sdtype,
-        .urbuf = rbuf,
-        .rcounts = rcounts,
-        .displs = displs,
-        .dtype = rdtype,
-        .root = root,
-    };
-}
-
 static inline mca_coll_braid_args_t scatterv_args(SCATTERV_ARGS)
 {
     (void)comm;
@@ -274,7 +259,8 @@ static int mca_coll_braid_igatherv(GATHERV_ARGS, ompi_request_t **request,
                                    mca_coll_base_module_t *module)
 {
     mca_coll_braid_args_t a =
-        gatherv_args(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
+        mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root);
+    (void)comm;
     return mca_coll_braid_request_post(module, &gatherv_family, &a, request);
 }
 
@@ -290,8 +276,8 @@ static int mca_coll_braid_gatherv_init(GATHERV_ARGS, struct ompi_info_t *info,
                                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_braid_args_t a =
-        gatherv_args(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
-    (void)info;
+        mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root);
+    (void)comm, (void)info;
     return mca_coll_braid_request_persist(module, &gatherv_family, &a, request);
 }
 

@@ -49,6 +49,42 @@ typedef struct mca_coll_braid_args {
     const int *scounts, *sdispls;   /* MPI_Ialltoallv, MPI_Iscatterv: the caller's arrays */
 } mca_coll_braid_args_t;
 
+/* The argument shapes several families share (root 0 where the call has
+ * none) */
+static inline mca_coll_braid_args_t mca_coll_braid_args_reduce(const void *sbuf, void *rbuf,
+                                                               int count, MPI_Datatype dtype,
+                                                               MPI_Op op, int root)
+{
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf, .urbuf = rbuf, .count = count, .dtype = dtype, .op = op, .root = root,
+    };
+}
+
+/* a block from each rank or to each (count: the receive count) */
+static inline mca_coll_braid_args_t mca_coll_braid_args_blocks(const void *sbuf, int scount,
+                                                               MPI_Datatype sdtype, void *rbuf,
+                                                               int rcount, MPI_Datatype rdtype,
+                                                               int root)
+{
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf, .scount = scount, .sdtype = sdtype,
+        .urbuf = rbuf, .count = rcount, .dtype = rdtype, .root = root,
+    };
+}
+
+/* a block from each rank, of its own count, at its own displacement */
+static inline mca_coll_braid_args_t mca_coll_braid_args_vblocks(const void *sbuf, int scount,
+                                                                MPI_Datatype sdtype, void *rbuf,
+                                                                const int *rcounts,
+                                                                const int *displs,
+                                                                MPI_Datatype rdtype, int root)
+{
+    return (mca_coll_braid_args_t){
+        .usbuf = sbuf, .scount = scount, .sdtype = sdtype, .urbuf = rbuf,
+        .rcounts = rcounts, .displs = displs, .dtype = rdtype, .root = root,
+    };
+}
+
 /* What a family gives the request: its blocking path on the request's
  * arguments, the previous module's nonblocking function for them, the
  * elements of the host copies of its device buffers (send, receive;

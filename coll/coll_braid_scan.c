@@ -65,18 +65,6 @@ static const mca_coll_braid_family_t scan_family = { BRAID_COLL_SCAN, run, prev_
 static const mca_coll_braid_family_t exscan_family = { BRAID_COLL_EXSCAN, run, prev_iexscan,
                                                        copies };
 
-static inline mca_coll_braid_args_t args(const void *sbuf, void *rbuf, int count,
-                 MPI_Datatype dtype, MPI_Op op)
-{
-    return (mca_coll_braid_args_t){
-        .usbuf = sbuf,
-        .urbuf = rbuf,
-        .count = count,
-        .dtype = dtype,
-        .op = op,
-    };
-}
-
 /* ------------------------------------------------------------------ */
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
@@ -103,7 +91,7 @@ static int mca_coll_braid_iscan(const void *sbuf, void *rbuf, int count, struct 
                                 struct ompi_op_t *op, struct ompi_communicator_t *comm,
                                 ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op);
+    mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, 0);
     (void)comm;
     return mca_coll_braid_request_post(module, &scan_family, &a, request);
 }
@@ -113,7 +101,7 @@ static int mca_coll_braid_iexscan(const void *sbuf, void *rbuf, int count,
                                   struct ompi_communicator_t *comm, ompi_request_t **request,
                                   mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op);
+    mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, 0);
     (void)comm;
     return mca_coll_braid_request_post(module, &exscan_family, &a, request);
 }
@@ -123,7 +111,7 @@ static int mca_coll_braid_scan_init(const void *sbuf, void *rbuf, int count,
                                     struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                     ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op);
+    mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, 0);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &scan_family, &a, request);
@@ -134,7 +122,7 @@ static int mca_coll_braid_exscan_init(const void *sbuf, void *rbuf, int count,
                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                       ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, count, dtype, op);
+    mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, 0);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &exscan_family, &a, request);
