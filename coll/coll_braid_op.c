@@ -230,7 +230,7 @@ const mca_coll_braid_op_t *mca_coll_braid_op_miss(mca_coll_braid_module_t *m,
 {
     const mca_coll_braid_op_t *b = kernel_binding_made(dtype, op);
     if (NULL != b) {
-        __atomic_store_n(&m->op_last, b, __ATOMIC_RELAXED);
+        __atomic_store_n(&m->op_last, b, __ATOMIC_RELEASE);
         return b;
     }
     if (NULL == own) {

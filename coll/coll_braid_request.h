@@ -144,15 +144,16 @@ static inline bool mca_coll_braid_handed_on(mca_coll_braid_request_t *r)
 
 /* The op binding for a call of r (NULL: blocking). A kernel's binding is
  * the process's and never changes, so a request reads it in place even
- * while later calls rebind; the communicator keeps the last one (read
- * with relaxed loads: threads may start persistent requests of one
- * communicator at once). A persistent request binds any other pair once,
- * into itself. */
+ * while later calls rebind; the communicator keeps the last one (an
+ * acquire load, against the release store that set it: threads may start
+ * persistent requests of one communicator at once, and the binding's
+ * fields must be seen as written). A persistent request binds any other
+ * pair once, into itself. */
 static inline const mca_coll_braid_op_t *
 mca_coll_braid_call_op(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, MPI_Datatype dtype,
                        MPI_Op op, mca_coll_braid_op_t *storage)
 {
-    const mca_coll_braid_op_t *b = __atomic_load_n(&m->op_last, __ATOMIC_RELAXED);
+    const mca_coll_braid_op_t *b = __atomic_load_n(&m->op_last, __ATOMIC_ACQUIRE);
     if (NULL != b && b->dtype == dtype && b->op == op) return b;
     return mca_coll_braid_op_miss(m, NULL != r && BRAID_TASK_PERSISTENT == r->core.kind ? &r->opb : NULL,
                                   dtype, op, storage);
