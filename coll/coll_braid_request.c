@@ -295,21 +295,37 @@ static __attribute__((noinline)) int posted(mca_coll_braid_request_t *r, bool do
  * first return, the rest out of line: only the request and *request live
  * across the run. */
 static __attribute__((noinline)) int post_request(mca_coll_braid_request_t *r,
-                                                  ompi_request_t **request)
+                                                  ompi_request_t **request);
+
+/* the rest of post_request once r's first run came to st */
+static __attribute__((noinline)) int post_request_end(mca_coll_braid_request_t *r, int st,
+                                                      ompi_request_t **request)
 {
     ompi_request_t *prev_req = MPI_REQUEST_NULL;
     int rc;
-    bool done;
-    if (!cmp()->cuda_job) {
-        r->sbuf = r->a.usbuf;
-        r->rbuf = r->a.urbuf;
-        int st = braid_task_post(&r->core, run_job, r);
-        if (BRAID_TASK_DONE == st && MPI_SUCCESS == r->core.result) return ran_out(r, request);
-        done = concluded(r, st, &prev_req, &rc);
-    } else {
-        done = post(r, &prev_req, &rc);
-    }
+    bool done = concluded(r, st, &prev_req, &rc);
     return posted(r, done, rc, prev_req, request);
+}
+
+/* a job with CUDA: post_request on host copies where a buffer is on a
+ * device */
+static __attribute__((noinline)) int post_request_cuda(mca_coll_braid_request_t *r,
+                                                       ompi_request_t **request)
+{
+    ompi_request_t *prev_req = MPI_REQUEST_NULL;
+    int rc;
+    bool done = post(r, &prev_req, &rc);
+    return posted(r, done, rc, prev_req, request);
+}
+
+static int post_request(mca_coll_braid_request_t *r, ompi_request_t **request)
+{
+    if (cmp()->cuda_job) return post_request_cuda(r, request);
+    r->sbuf = r->a.usbuf;
+    r->rbuf = r->a.urbuf;
+    int st = braid_task_post(&r->core, run_job, r);
+    if (BRAID_TASK_DONE == st && MPI_SUCCESS == r->core.result) return ran_out(r, request);
+    return post_request_end(r, st, request);
 }
 
 /* MPI_Ixxx when the pool had no request to pop */
