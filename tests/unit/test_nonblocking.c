@@ -555,6 +555,51 @@ START_TEST(fiber_steps)
 }
 END_TEST
 
+/* A task keeps its fiber from its first post to braid_task_release,
+ * which gives it back to the pool: later posts bind their jobs to the
+ * same fiber (after a job that returned and after one that yielded and
+ * was resumed), and the released fiber is the pool's next. */
+static int keep_job(void *p)
+{
+    int *n = p;
+    (*n)++;
+    return 7;
+}
+
+static int keep_yield_job(void *p)
+{
+    int *n = p;
+    braid_fiber_yield();
+    (*n)++;
+    return 8;
+}
+
+START_TEST(task_keeps_fiber)
+{
+    braid_task_t t;
+    memset(&t, 0, sizeof t);
+    braid_task_prepare(&t, BRAID_TASK_NONBLOCKING, -1);
+    int n = 0;
+    ck_assert_int_eq(braid_task_post(&t, keep_job, &n), BRAID_TASK_DONE);
+    ck_assert_int_eq(t.result, 7);
+    braid_fiber_t *f = t.fiber;
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(braid_task_post(&t, keep_yield_job, &n), BRAID_TASK_PENDING);
+    ck_assert_ptr_eq(t.fiber, f);
+    ck_assert(braid_fiber_resume(t.fiber));
+    ck_assert_int_eq(braid_task_finish(&t), 8);
+    ck_assert_int_eq(braid_task_post(&t, keep_job, &n), BRAID_TASK_DONE);
+    ck_assert_ptr_eq(t.fiber, f);
+    ck_assert_int_eq(n, 3);
+    braid_task_release(&t);
+    ck_assert_ptr_null(t.fiber);
+    braid_fiber_t *g = braid_fiber_get(keep_job, &n);
+    ck_assert_ptr_eq(g, f);
+    braid_fiber_put(g);
+    braid_fiber_pool_release();
+}
+END_TEST
+
 /* How a job enters and leaves its fiber: one fiber from the pool runs
  * jobs that return at once and jobs that yield, in turn (each starts
  * afresh at the stack's top whatever the last one left there); a job
@@ -650,6 +695,7 @@ int main(void)
     tcase_add_loop_test(tc, every_alg, 0, NB_NP * (BRAID_COLL_N + 1));
     tcase_add_loop_test(tc, split_order, 0, NB_NP * NB_VARIANTS);
     tcase_add_test(tc, fiber_steps);
+    tcase_add_test(tc, task_keeps_fiber);
     tcase_add_test(tc, fiber_entries);
     return unit_run_suite(s);
 }
