@@ -44,11 +44,11 @@ int braid_allgather_shm(braid_comm_t *c, const braid_coll_args_t *a)
     size_t bytes = a->count * a->esize;
     unsigned char *out = a->rbuf, *mine = out + (size_t)c->rank * bytes;
     const void *in = NULL != a->sbuf ? a->sbuf : mine;
-    braid_shm_t *s = braid_shm_direct(c, bytes);
-    if (NULL != s) {
+    /* the cells wherever they carry the block (braid_shm_cells), single
+     * copy above */
+    braid_shm_t *s = braid_shm_cells(c, bytes);
+    if (NULL == s && NULL != (s = braid_shm_direct(c, bytes)))
         return allgather_direct(c, a, s, bytes, in, mine);
-    }
-    s = braid_shm_of(c, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     uint64_t seq = braid_shm_begin(s);

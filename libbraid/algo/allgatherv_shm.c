@@ -52,7 +52,7 @@ int braid_allgatherv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     size_t es = a->esize, largest = a->count * es;
     char *out = a->rbuf;
     const char *mine = NULL != a->sbuf ? a->sbuf : out + a->displs[me] * es;
-    braid_shm_t *s = braid_shm_of(c, largest);
+    braid_shm_t *s = braid_shm_cells(c, largest);
     if (NULL == s && NULL != (s = braid_shm_direct(c, largest)))
         return allgatherv_direct(c, a, s, mine);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;

@@ -51,9 +51,9 @@ int braid_gather_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank, root = a->root;
     size_t bytes = a->count * a->esize;
-    /* the cells wherever a slot holds the block (two copies at cache
-     * speed against a system call per block), single copy above */
-    braid_shm_t *s = braid_shm_of(c, bytes);
+    /* the cells wherever they carry the block (two copies at cache speed
+     * against a system call per block; braid_shm_cells), single copy above */
+    braid_shm_t *s = braid_shm_cells(c, bytes);
     if (NULL == s && NULL != (s = braid_shm_direct(c, bytes))) return gather_direct(c, a, s, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;

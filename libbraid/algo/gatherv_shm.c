@@ -39,7 +39,7 @@ enum { WAY_CELLS, WAY_DIRECT, WAY_MESSAGE };
 /* the way of a block of `bytes`: the same answer on the sender and the root */
 static int way_of(const braid_comm_t *c, size_t bytes)
 {
-    if (NULL != braid_shm_of(c, bytes)) return WAY_CELLS;
+    if (NULL != braid_shm_cells(c, bytes)) return WAY_CELLS;
     return NULL != braid_shm_direct(c, bytes) ? WAY_DIRECT : WAY_MESSAGE;
 }
 

@@ -50,8 +50,9 @@ int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank, root = a->root;
     size_t bytes = a->count * a->esize, all = (size_t)P * bytes;
-    /* the cells wherever a slot holds the P blocks, single copy above */
-    braid_shm_t *s = braid_shm_of(c, all);
+    /* the cells wherever they carry the P blocks (braid_shm_cells), single
+     * copy above */
+    braid_shm_t *s = braid_shm_cells(c, all);
     if (NULL == s && NULL != (s = braid_shm_direct(c, all))) return scatter_direct(c, a, s, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;

@@ -74,7 +74,7 @@ static bool fill_places(const braid_comm_t *c, const braid_coll_args_t *a, const
     for (int q = 0; q < P; q++) {
         if (q == root) continue;
         size_t n = a->scounts[q] * es;
-        if (n > place) return false;
+        if (n > place || braid_shm_far_direct(s, n)) return false;
         braid_copy(at, (const char *)a->sbuf + a->sdispls[q] * es, n);
         at += place;
     }
@@ -93,7 +93,7 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     }
     for (int q = 0; q < P; q++)
         if (q != root) others += a->scounts[q] * es;
-    uint64_t way = NULL != braid_shm_of(c, head + others)            ? WAY_CELLS
+    uint64_t way = NULL != braid_shm_cells(c, head + others)         ? WAY_CELLS
                    : NULL != braid_shm_direct(c, head + others)      ? WAY_DIRECT
                                                                      : WAY_MESSAGE;
     const char *base = a->sbuf;

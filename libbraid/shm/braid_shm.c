@@ -240,6 +240,12 @@ uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r)
     return a;
 }
 
+braid_shm_t *braid_shm_cells(const braid_comm_t *c, size_t bytes)
+{
+    braid_shm_t *s = braid_shm_of(c, bytes);
+    return NULL != s && !braid_shm_far_direct(s, bytes) ? s : NULL;
+}
+
 braid_shm_t *braid_shm_direct(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = c->shm;

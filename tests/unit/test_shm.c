@@ -21,7 +21,12 @@
  *  - the fold's own operand (braid_shm_fold_prefix): read in place of the
  *    rank's slot where it lies apart from out, or is out itself on the
  *    rank folded first; the slot otherwise (out in place on a lower rank,
- *    a partial overlap), with a non-commutative op.
+ *    a partial overlap), with a non-commutative op;
+ *  - the block collectives' way (braid_shm_cells): two ranks with a reader
+ *    and a single-copy threshold below the call, a slot that holds it:
+ *    far apart the call reads single copy, near it goes through the cells
+ *    (allgather, allgatherv, gather, gatherv, scatter, scatterv,
+ *    alltoallv), values checked either way.
  */
 #include "unit_coll.h"
 #include "braid_select.h"
@@ -383,6 +388,34 @@ START_TEST(selection_needs_segment)
 }
 END_TEST
 
+START_TEST(block_way_by_distance)
+{
+    static const braid_coll_t colls[] = {
+        BRAID_COLL_ALLGATHER, BRAID_COLL_ALLGATHERV, BRAID_COLL_GATHER, BRAID_COLL_GATHERV,
+        BRAID_COLL_SCATTER, BRAID_COLL_SCATTERV, BRAID_COLL_ALLTOALLV,
+    };
+    static const int shm_alg[] = {
+        BRAID_ALLGATHER_SHM, BRAID_ALLGATHERV_SHM, BRAID_GATHER_SHM, BRAID_GATHERV_SHM,
+        BRAID_SCATTER_SHM, BRAID_SCATTERV_SHM, BRAID_ALLTOALLV_SHM,
+    };
+    for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++)
+        for (int far = 0; far < 2; far++) {
+            /* the harness reads the case's count: % 4 == 1 a reader with
+             * threshold 0, bit 32 far apart, % 8 != 5 readable buffers;
+             * a slot of the case's bytes holds it */
+            unit_case_t k = { .count = far ? 33 : 65, .esize = 8 };
+            unit_run_t *R = unit_run_new(colls[i], shm_alg[i], 2, &k);
+            ck_assert_int_eq(unit_run_exec(R), BRAID_OK);
+            ck_assert(R->shm_far == (bool)far && R->shm_direct && 0 == R->shm_direct_above);
+            unit_check_values(R);
+            unsigned long reads = atomic_load(&R->shm_reads);
+            ck_assert_msg(far ? reads > 0 : 0 == reads, "%s, ranks %s: %lu single-copy reads",
+                          braid_coll_name(colls[i]), far ? "far apart" : "near", reads);
+            unit_run_free(R);
+        }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("shm");
@@ -391,6 +424,7 @@ int main(void)
     tcase_add_test(tc, attach_checks_header);
     tcase_add_test(tc, selection_needs_segment);
     tcase_add_test(tc, span_pieces);
+    tcase_add_test(tc, block_way_by_distance);
     tcase_add_test(tc, fold_own_operand);
     tcase_add_loop_test(tc, line_probe, 0, 21);
     return unit_run_suite(s);

@@ -47,6 +47,7 @@
 
 #include <malloc.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -247,6 +248,7 @@ typedef struct unit_run {
     size_t shm_split_from;          /* ... single-copy reduce splits the fold from
                                        these P x bytes */
     bool shm_far;                   /* ... its two ranks count as far apart (s->far) */
+    _Atomic unsigned long shm_reads; /* ... single-copy reads made (unit_shm_read) */
     bool shm_driver_mem;            /* the ranks' buffers act as CUDA-mapped memory:
                                        the reader refuses them (unit_shm_read) */
     braid_shm_t shm[UNIT_MAX_P];
@@ -566,8 +568,9 @@ static inline bool unit_in_rank_buffers(const unit_run_t *R, const void *p, size
  * and it refuses address 0 (a buffer that was never exposed). */
 static inline int unit_shm_read(void *arg, int r, void *dst, uint64_t src, size_t bytes)
 {
-    const unit_run_t *R = arg;
+    unit_run_t *R = arg;
     (void)r;
+    atomic_fetch_add_explicit(&R->shm_reads, 1, memory_order_relaxed);
     if (0 == src || (R->shm_driver_mem && unit_in_rank_buffers(R, (const void *)(uintptr_t)src, bytes)))
         return BRAID_ERR_TRANSPORT;
     memcpy(dst, (const void *)(uintptr_t)src, bytes);
