@@ -5,6 +5,8 @@
  *                          (P - 1) S out (S = one block)
  *   above (single copy):   steps: 2   bytes: each rank reads (P - 1) S
  *                          straight from the others' buffers
+ * (two ranks far apart: single copy above the single-copy threshold too,
+ * braid_shm_cells)
  *
  * The blocks land in rank order in every rank's receive buffer; in place,
  * a rank's own block is already there (and the others read it from there:

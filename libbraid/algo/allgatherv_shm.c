@@ -7,6 +7,8 @@
  *   above a slot (single copy):               steps: 1   bytes: each rank
  *                                             reads the others' blocks
  *                                             straight from their buffers
+ * (two ranks far apart: single copy above the single-copy threshold too,
+ * braid_shm_cells)
  *
  * The same as allgather_shm with blocks of their own sizes and places:
  * every rank writes its block into its slot, waits for all, and copies

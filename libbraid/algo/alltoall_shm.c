@@ -19,10 +19,11 @@
  * default 8 KiB slots and 4 cells P blocks of up to 32 KiB / P go this
  * way. In place the slots hold the copy of the input that the receive
  * buffer loses.
- * Single copy, where the node has a reader, for blocks above the
- * single-copy threshold (one system call moves a block; below it the
- * call costs more than the copies it saves) and for blocks the cells
- * cannot hold: every rank publishes its send buffer's address and reads
+ * Single copy, where the node has a reader, for blocks the cells cannot
+ * hold, and where two ranks are far apart for blocks above the
+ * single-copy threshold (braid_shm_far_direct: a far line crosses twice
+ * through the cells, once single copy; near, the cells' copies at cache
+ * speed cost less than a system call per block): every rank publishes its send buffer's address and reads
  * its own block from each of the others, starting with the rank after its
  * own so that P readers do not all queue on rank 0, and returns only when
  * every rank is done reading (its buffer may change after that). In place
@@ -133,8 +134,11 @@ int braid_alltoall_shm(braid_comm_t *c, const braid_coll_args_t *a)
     const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
     braid_shm_t *s = c->shm;
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
+    /* the cells wherever they carry the blocks, single copy above (and
+     * above the threshold where the two ranks are far apart:
+     * braid_shm_far_direct) */
     int k = braid_shm_span(s, P, bytes, &piece);
-    if (NULL != s->read && (bytes > s->direct_above || 0 == k))
+    if (NULL != s->read && (0 == k || braid_shm_far_direct(s, bytes)))
         return alltoall_direct(c, a, s, bytes, in);
     if (0 == k) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;

@@ -28,7 +28,9 @@
  * ranks agree on how many call numbers the call took - the most any owner
  * spanned - without a word more, since every word is in the first cell.
  * Single copy is for owners sending the others more than 8 KiB beyond the
- * cells: below that, no way, and the call goes pairwise. An owner that
+ * cells: below that, no way, and the call goes pairwise; and, where two
+ * ranks are far apart, for owners sending the other more than the
+ * single-copy threshold (braid_shm_far_direct). An owner that
  * published addresses waits for every reader before returning (its buffer
  * may change after that). If some rank had no way (too large for its
  * cells, no reader), every rank, having seen the same ways, runs

@@ -6,6 +6,8 @@
  *   above a slot (single copy, where the node has a reader):
  *                          steps: 1   bytes: the root reads (P - 1) S
  *                          straight from the others' send buffers
+ * (two ranks far apart: single copy above the single-copy threshold too,
+ * braid_shm_cells)
  *
  * Cells: every rank writes its block into its slot and is done; the root
  * waits for all and copies the slots into rbuf. Nobody waits for the

@@ -10,6 +10,8 @@
  *                root is done
  *   message (above a slot, no reader): the rank sends its block to the
  *                root, as gatherv_linear does
+ * (two ranks far apart: single copy above the single-copy threshold too,
+ * braid_shm_cells)
  *
  *   steps: 1   bytes: each rank its block once (cells: twice, at cache
  *   speed); messages: only the blocks that neither way carries

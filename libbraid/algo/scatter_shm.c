@@ -6,6 +6,8 @@
  *   above a slot (single copy):          steps: 1   bytes: each rank
  *                                        reads its S straight from the
  *                                        root's send buffer
+ * (two ranks far apart: single copy above the single-copy threshold too,
+ * braid_shm_cells)
  *
  * Cells: the root writes its P blocks into its slot and is done; every
  * other rank waits for the root and copies its block out. The root waits

@@ -12,6 +12,8 @@
  *                returns once all are done
  *   message (above a slot, no reader): the root sends every rank its
  *                block, as scatterv_linear does
+ * (two ranks far apart: single copy above the single-copy threshold too,
+ * braid_shm_cells)
  *
  *   steps: 1   bytes: each block once (cells: twice, at cache speed)
  *

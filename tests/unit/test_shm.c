@@ -26,7 +26,7 @@
  *    and a single-copy threshold below the call, a slot that holds it:
  *    far apart the call reads single copy, near it goes through the cells
  *    (allgather, allgatherv, gather, gatherv, scatter, scatterv,
- *    alltoallv), values checked either way.
+ *    alltoall, alltoallv), values checked either way.
  */
 #include "unit_coll.h"
 #include "braid_select.h"
@@ -392,11 +392,11 @@ START_TEST(block_way_by_distance)
 {
     static const braid_coll_t colls[] = {
         BRAID_COLL_ALLGATHER, BRAID_COLL_ALLGATHERV, BRAID_COLL_GATHER, BRAID_COLL_GATHERV,
-        BRAID_COLL_SCATTER, BRAID_COLL_SCATTERV, BRAID_COLL_ALLTOALLV,
+        BRAID_COLL_SCATTER, BRAID_COLL_SCATTERV, BRAID_COLL_ALLTOALL, BRAID_COLL_ALLTOALLV,
     };
     static const int shm_alg[] = {
         BRAID_ALLGATHER_SHM, BRAID_ALLGATHERV_SHM, BRAID_GATHER_SHM, BRAID_GATHERV_SHM,
-        BRAID_SCATTER_SHM, BRAID_SCATTERV_SHM, BRAID_ALLTOALLV_SHM,
+        BRAID_SCATTER_SHM, BRAID_SCATTERV_SHM, BRAID_ALLTOALL_SHM, BRAID_ALLTOALLV_SHM,
     };
     for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++)
         for (int far = 0; far < 2; far++) {
