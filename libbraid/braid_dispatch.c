@@ -398,15 +398,17 @@ static const braid_algorithm_t *fit_shm(braid_site_t *s, braid_call_t *call,
     const braid_coll_args_t *a = &call->args;
     if (!(alg->options & BRAID_OPT_SHM)) return alg;
     /* what one rank's slot must hold: reduce-scatter's whole input,
-     * alltoall's and the scatter root's P blocks; nothing for the v forms
-     * whose counts only some ranks know: their shm algorithms choose a
-     * way per block in the call (count differs from rank to rank there) */
-    bool blocks = BRAID_COLL_ALLTOALL == call->coll || BRAID_COLL_SCATTER == call->coll;
+     * alltoall's P blocks, the scatter root's P - 1 for the others;
+     * nothing for the v forms whose counts only some ranks know: their
+     * shm algorithms choose a way per block in the call (count differs
+     * from rank to rank there) */
+    size_t P = (size_t)s->comm->size;
     bool per_block = BRAID_COLL_ALLTOALLV == call->coll || BRAID_COLL_GATHERV == call->coll ||
                      BRAID_COLL_SCATTERV == call->coll;
     size_t elems = per_block                                ? 0
                    : BRAID_COLL_REDUCE_SCATTER == call->coll ? rs_total(a, s->comm->size)
-                   : blocks                                 ? a->count * (size_t)s->comm->size
+                   : BRAID_COLL_ALLTOALL == call->coll       ? a->count * P
+                   : BRAID_COLL_SCATTER == call->coll        ? a->count * (P - 1)
                                                             : a->count;
     const braid_comm_t *c = braid_call_shm_comm(s, call);
     /* alltoall's blocks may span several cells (braid_shm_span) */

@@ -1,22 +1,25 @@
 /*
  * scatter shm: the blocks through the node's shared-memory segment
  *
- *   all P blocks within a slot (cells):  steps: 1   bytes: the root
- *                                        copies P S in, each rank S out
+ *   the others' P - 1 blocks within a slot (cells):  steps: 1   bytes:
+ *                                        the root copies (P - 1) S in,
+ *                                        each other rank S out
  *   above a slot (single copy):          steps: 1   bytes: each rank
  *                                        reads its S straight from the
  *                                        root's send buffer
  * (two ranks far apart: single copy above the single-copy threshold too,
  * braid_shm_cells)
  *
- * Cells: the root writes its P blocks into its slot and is done; every
- * other rank waits for the root and copies its block out. The root waits
- * for nobody: the cells' rotation keeps its slot until all have read it.
- * Single copy: the root publishes its send buffer's address, every rank
- * reads its own block from it, and the root returns once all are done
- * (its buffer may change after that). The segment must hold P blocks in
- * a slot for the cells, and the single-copy threshold applies to P blocks:
- * the dispatch's fit_shm asks the same of the segment. In place (the
+ * Cells: the root writes the other ranks' blocks into its slot, in rank
+ * order without its own (which it copies straight into rbuf), and is
+ * done; every other rank waits for the root and copies its block out.
+ * The root waits for nobody: the cells' rotation keeps its slot until all
+ * have read it. Single copy: the root publishes its send buffer's
+ * address, every rank reads its own block from it, and the root returns
+ * once all are done (its buffer may change after that). The segment must
+ * hold the P - 1 blocks in a slot for the cells, and the single-copy
+ * threshold applies to them: the dispatch's fit_shm asks the same of the
+ * segment. In place (the
  * root's rbuf NULL) the root's block stays in sbuf.
  */
 #include <string.h>
@@ -51,20 +54,26 @@ static int scatter_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
 int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank, root = a->root;
-    size_t bytes = a->count * a->esize, all = (size_t)P * bytes;
-    /* the cells wherever they carry the P blocks (braid_shm_cells), single
-     * copy above */
-    braid_shm_t *s = braid_shm_cells(c, all);
-    if (NULL == s && NULL != (s = braid_shm_direct(c, all))) return scatter_direct(c, a, s, bytes);
+    size_t bytes = a->count * a->esize, others = (size_t)(P - 1) * bytes;
+    /* the cells wherever they carry the others' blocks (braid_shm_cells),
+     * single copy above */
+    braid_shm_t *s = braid_shm_cells(c, others);
+    if (NULL == s && NULL != (s = braid_shm_direct(c, others))) return scatter_direct(c, a, s, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     uint64_t seq = braid_shm_begin(s);
     if (me == root) {
-        braid_shm_publish(s, seq, a->sbuf, all);
-        if (NULL != a->rbuf) braid_copy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
+        const unsigned char *in = a->sbuf;
+        unsigned char *slot = braid_shm_slot(s, seq, root);
+        size_t before = (size_t)root * bytes;
+        braid_shm_claim(s, seq);
+        braid_copy(slot, in, before);
+        braid_copy(slot + before, in + before + bytes, others - before);
+        braid_shm_arrive(s, seq);
+        if (NULL != a->rbuf) braid_copy(a->rbuf, in + before, bytes);
     } else {
         braid_shm_wait_one(s, seq, root);
-        braid_copy(a->rbuf, braid_shm_slot(s, seq, root) + (size_t)me * bytes, bytes);
+        braid_copy(a->rbuf, braid_shm_slot(s, seq, root) + (size_t)(me - (me > root)) * bytes, bytes);
     }
     braid_shm_done(s, seq);
     return BRAID_OK;

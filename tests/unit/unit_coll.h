@@ -515,10 +515,11 @@ static inline bool unit_per_block(braid_coll_t coll)
 /* One rank's bytes in case k of R (the size a shm slot must hold). */
 static inline size_t unit_case_bytes(const unit_run_t *R)
 {
-    /* reduce_scatter: every rank's whole input; alltoall, scatter: P blocks */
+    /* reduce_scatter: every rank's whole input; alltoall: P blocks;
+     * scatter: the root's P - 1 for the others */
     if (BRAID_COLL_REDUCE_SCATTER == R->coll) return R->off[R->P] * R->args.esize;
-    if (BRAID_COLL_ALLTOALL == R->coll || BRAID_COLL_SCATTER == R->coll)
-        return (size_t)R->P * R->k.count * R->args.esize;
+    if (BRAID_COLL_ALLTOALL == R->coll) return (size_t)R->P * R->k.count * R->args.esize;
+    if (BRAID_COLL_SCATTER == R->coll) return (size_t)(R->P - 1) * R->k.count * R->args.esize;
     if (BRAID_COLL_ALLGATHERV == R->coll) return R->args.count * R->args.esize;
     if (BRAID_COLL_GATHERV == R->coll || BRAID_COLL_SCATTERV == R->coll) {
         /* gatherv: the largest block; scatterv: the root's table of P + 1
