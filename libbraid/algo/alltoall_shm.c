@@ -23,8 +23,9 @@
  * hold, and where two ranks are far apart for blocks above the
  * single-copy threshold (braid_shm_far_direct: a far line crosses twice
  * through the cells, once single copy; near, the cells' copies at cache
- * speed cost less than a system call per block): every rank publishes its send buffer's address and reads
- * its own block from each of the others, starting with the rank after its
+ * speed cost less than a system call per block): every rank publishes
+ * its send buffer's address and reads its own block from each of the
+ * others, starting with the rank after its
  * own so that P readers do not all queue on rank 0, and returns only when
  * every rank is done reading (its buffer may change after that). In place
  * the send buffer is the receive buffer this rank overwrites while the

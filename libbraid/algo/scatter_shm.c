@@ -19,8 +19,8 @@
  * once all are done (its buffer may change after that). The segment must
  * hold the P - 1 blocks in a slot for the cells, and the single-copy
  * threshold applies to them: the dispatch's fit_shm asks the same of the
- * segment. In place (the
- * root's rbuf NULL) the root's block stays in sbuf.
+ * segment. In place (the root's rbuf NULL) the root's block stays in
+ * sbuf.
  */
 #include <string.h>
 
