@@ -25,9 +25,9 @@
  * through the cells, once single copy; near, the cells' copies at cache
  * speed cost less than a system call per block): every rank publishes
  * its send buffer's address and reads its own block from each of the
- * others, starting with the rank after its
- * own so that P readers do not all queue on rank 0, and returns only when
- * every rank is done reading (its buffer may change after that). In place
+ * others, starting with the rank after its own so that P readers do not
+ * all queue on rank 0, and returns only when every rank is done reading
+ * (its buffer may change after that). In place
  * the send buffer is the receive buffer this rank overwrites while the
  * others read it: the ranks swap blocks pairwise (braid_shm_swap), each
  * overwriting its block for q once q has read it, through one block of
