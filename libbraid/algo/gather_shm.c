@@ -3,20 +3,27 @@
  *
  *   up to a slot (cells):  steps: 1   bytes: each rank copies S in, the
  *                          root copies (P - 1) S out
- *   above a slot (single copy, where the node has a reader):
- *                          steps: 1   bytes: the root reads (P - 1) S
- *                          straight from the others' send buffers
+ *   above a slot (single copy, where the node has a reader and writer):
+ *                          steps: 1   bytes: each other rank writes its S
+ *                          straight into the root's rbuf while the root
+ *                          copies its own; where the root's rbuf cannot
+ *                          take writes the root reads (P - 1) S itself
  * (two ranks far apart: single copy above the single-copy threshold too,
  * braid_shm_cells)
  *
  * Cells: every rank writes its block into its slot and is done; the root
  * waits for all and copies the slots into rbuf. Nobody waits for the
  * root: the cells' rotation keeps a slot until the root has read it.
- * Single copy: every rank publishes its send buffer's address; the root
- * reads each block into rbuf, starting with the rank after it so that
- * the readers of several gathers in flight do not queue on one rank, and
- * the others return once the root is done (their buffers may change after
- * that). In place the root's block is already in rbuf.
+ * Single copy: the root publishes its rbuf, every other rank its send
+ * buffer. With the root's rbuf offered, the P - 1 copies run at once, one
+ * per core, in parallel with the root's own block (read by the root they
+ * would run one after another on its core: at P = 2 the call takes one
+ * copy's time instead of two); a writer returns once its write is done,
+ * the root once every write is. Without (memory the writer cannot reach)
+ * the root reads each block, starting with the rank after it so that the
+ * readers of several gathers in flight do not queue on one rank, and the
+ * others return once it is done. In place the root's block is already in
+ * rbuf.
  */
 #include <string.h>
 
@@ -25,27 +32,60 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
-static int gather_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
+/* Single copy, the root: offers rbuf to the writers where they can reach
+ * it and copies its own block while they write theirs; otherwise reads
+ * every block itself. */
+static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
-    int P = c->size, me = c->rank, root = a->root;
-    uint64_t seq = braid_shm_begin(s);
-    const void *pub = NULL;
-    if (me != root) pub = braid_shm_expose(s, a->sbuf, bytes, a->scratch);
-    braid_shm_publish_addr(s, seq, pub);
-    int rc = me != root && NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
+    int P = c->size, root = a->root, rc = BRAID_OK;
     char *out = a->rbuf;
-    if (me == root) {
-        braid_shm_wait_all(s, seq);
-        for (int i = 1; i < P && BRAID_OK == rc; i++) {
-            int q = braid_ring_after(root, i, P);
-            rc = s->read(s->read_arg, q, out + (size_t)q * bytes, braid_shm_addr(s, seq, q), bytes);
+    bool give = braid_shm_writable(s, out, (size_t)P * bytes);
+    uint64_t seq = braid_shm_begin(s);
+    braid_shm_publish_addr(s, seq, give ? out : NULL);
+    if (give) {
+        if (NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
+        /* the writers' status words before this rank is done: until then
+         * none of them can take the cell for a later call */
+        for (int q = 0; q < P; q++) {
+            if (q == root) continue;
+            braid_shm_wait_done(s, seq, q);
+            if (BRAID_OK != braid_shm_status(s, seq, q)) rc = BRAID_ERR_TRANSPORT;
         }
+        braid_shm_done(s, seq);
+        return rc;
+    }
+    braid_shm_wait_all(s, seq);
+    for (int i = 1; i < P && BRAID_OK == rc; i++) {
+        int q = braid_ring_after(root, i, P);
+        rc = s->read(s->read_arg, q, out + (size_t)q * bytes, braid_shm_addr(s, seq, q), bytes);
     }
     braid_shm_done(s, seq);
     /* the root's own block after the others are released: they wait for
      * the reads alone */
-    if (me == root && NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
-    if (me != root) braid_shm_wait_done(s, seq, root);
+    if (NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
+    return rc;
+}
+
+/* Single copy, the others: publish the send buffer, then write the block
+ * into the root's rbuf where it offers one (and return at once), or wait
+ * until the root has read it. */
+static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
+{
+    int root = a->root;
+    uint64_t seq = braid_shm_begin(s);
+    const void *pub = braid_shm_expose(s, a->sbuf, bytes, a->scratch);
+    braid_shm_publish_addr(s, seq, pub);
+    int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
+    braid_shm_wait_one(s, seq, root);
+    uint64_t dst = braid_shm_addr(s, seq, root);
+    if (0 == dst) {
+        braid_shm_done(s, seq);
+        braid_shm_wait_done(s, seq, root);
+        return rc;
+    }
+    if (BRAID_OK == rc) rc = s->write(s->read_arg, root, dst + (uint64_t)c->rank * bytes, pub, bytes);
+    braid_shm_set_status(s, seq, rc);
+    braid_shm_done(s, seq);
     return rc;
 }
 
@@ -56,7 +96,7 @@ int braid_gather_shm(braid_comm_t *c, const braid_coll_args_t *a)
     /* the cells wherever they carry the block (two copies at cache speed
      * against a system call per block; braid_shm_cells), single copy above */
     braid_shm_t *s = braid_shm_cells(c, bytes);
-    if (NULL == s && NULL != (s = braid_shm_direct(c, bytes))) return gather_direct(c, a, s, bytes);
+    if (NULL == s && NULL != (s = braid_shm_direct(c, bytes))) return me == root ? direct_root(c, a, s, bytes) : direct_other(c, a, s, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     const void *in = NULL != a->sbuf ? a->sbuf : (const char *)a->rbuf + (size_t)root * bytes;

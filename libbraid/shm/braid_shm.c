@@ -240,6 +240,27 @@ uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r)
     return a;
 }
 
+bool braid_shm_writable(const braid_shm_t *s, const void *p, size_t bytes)
+{
+    return NULL != s->write && (NULL == s->unreadable || !s->unreadable(s->unreadable_arg, p, bytes));
+}
+
+static _Atomic int *status_word(const braid_shm_t *s, uint64_t seq, int r)
+{
+    return (_Atomic int *)(void *)(braid_shm_slot(s, seq, r) + sizeof(uint64_t));
+}
+
+void braid_shm_set_status(braid_shm_t *s, uint64_t seq, int rc)
+{
+    /* relaxed: braid_shm_done's release publishes it */
+    atomic_store_explicit(status_word(s, seq, s->rank), rc, memory_order_relaxed);
+}
+
+int braid_shm_status(const braid_shm_t *s, uint64_t seq, int r)
+{
+    return atomic_load_explicit(status_word(s, seq, r), memory_order_relaxed);
+}
+
 braid_shm_t *braid_shm_cells(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = braid_shm_of(c, bytes);

@@ -285,6 +285,18 @@ const void *braid_shm_expose(const braid_shm_t *s, const void *p, size_t bytes,
                              struct braid_scratch *scratch);
 uint64_t braid_shm_addr(const braid_shm_t *s, uint64_t seq, int r);
 
+/* Whether this rank's [p, p + bytes) can take the others' writes: the
+ * segment has a writer and the memory is not s->unreadable. Only the rank
+ * written to knows; it offers the address (non-NULL) or not. */
+bool braid_shm_writable(const braid_shm_t *s, const void *p, size_t bytes);
+
+/* A writer's outcome of call seq (single copy into a peer's memory,
+ * s->write): the word after the address in its slot, set before it says
+ * done (braid_shm_done) and read by the rank written to once it waited
+ * for that (braid_shm_wait_done). */
+void braid_shm_set_status(braid_shm_t *s, uint64_t seq, int rc);
+int braid_shm_status(const braid_shm_t *s, uint64_t seq, int r);
+
 /* Single-copy reduction of a's count elements (braid_shm_reduce.c): into
  * root's rbuf (reduce) or every rank's (root < 0, allreduce, split only).
  *   FLAT   the root reads and folds everything (one step)

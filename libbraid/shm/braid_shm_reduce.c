@@ -54,7 +54,6 @@
  * part is folded as own op written); otherwise the root reads everything,
  * as flat does.
  */
-#include <stdatomic.h>
 #include <string.h>
 
 #include "braid_algo.h"
@@ -173,11 +172,6 @@ static size_t pair_split(size_t count, size_t esize, bool prefix)
 }
 
 /* the status of the other rank's write, next to its published address */
-static _Atomic int *pair_status(const braid_shm_t *s, uint64_t seq, int r)
-{
-    return (_Atomic int *)(void *)(braid_shm_slot(s, seq, r) + sizeof(uint64_t));
-}
-
 /* The root: publishes where the other may write (NULL: nowhere), reads
  * and folds [0, m) as flat does, releases the other, then folds its own
  * operand into [m, count) once the other's write is there. Without fold
@@ -192,7 +186,7 @@ static int pair_root(braid_shm_t *s, const braid_coll_args_t *a, const unsigned 
      * own op v_other, which is v0 op v1 for root 0 and, commutative, for
      * root 1; in place the write would overwrite the root's operand */
     bool give = (!fold || (in != (const unsigned char *)a->rbuf && (0 == s->rank || a->op.commutative))) &&
-                (NULL == s->unreadable || !s->unreadable(s->unreadable_arg, a->rbuf, bytes));
+                braid_shm_writable(s, a->rbuf, bytes);
     size_t m = give ? pair_split(a->count, a->esize, prefix) : a->count;
     uint64_t seq = braid_shm_begin(s);
     braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
@@ -202,7 +196,7 @@ static int pair_root(braid_shm_t *s, const braid_coll_args_t *a, const unsigned 
     braid_shm_done(s, seq);
     if (!give) return rc;
     braid_shm_wait_done(s, seq, other);
-    if (BRAID_OK != atomic_load_explicit(pair_status(s, seq, other), memory_order_relaxed))
+    if (BRAID_OK != braid_shm_status(s, seq, other))
         return BRAID_ERR_TRANSPORT;
     size_t off = m * a->esize;
     if (fold && m < a->count)
@@ -227,7 +221,7 @@ static int pair_other(braid_shm_t *s, const braid_coll_args_t *a, int root, cons
     size_t m = pair_split(a->count, a->esize, prefix), off = m * a->esize;
     if (0 != dst && BRAID_OK == rc && m < a->count)
         rc = s->write(s->read_arg, root, dst + off, pub + off, bytes - off);
-    atomic_store_explicit(pair_status(s, seq, s->rank), rc, memory_order_relaxed);
+    braid_shm_set_status(s, seq, rc);
     braid_shm_done(s, seq);
     if (NULL != own_out) braid_copy(own_out, in, bytes);
     braid_shm_wait_done(s, seq, root);

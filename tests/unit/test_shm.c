@@ -408,11 +408,51 @@ START_TEST(block_way_by_distance)
             ck_assert_int_eq(unit_run_exec(R), BRAID_OK);
             ck_assert(R->shm_far == (bool)far && R->shm_direct && 0 == R->shm_direct_above);
             unit_check_values(R);
-            unsigned long reads = atomic_load(&R->shm_reads);
-            ck_assert_msg(far ? reads > 0 : 0 == reads, "%s, ranks %s: %lu single-copy reads",
-                          braid_coll_name(colls[i]), far ? "far apart" : "near", reads);
+            unsigned long copies = atomic_load(&R->shm_copies);
+            ck_assert_msg(far ? copies > 0 : 0 == copies, "%s, ranks %s: %lu single-copy reads and writes",
+                          braid_coll_name(colls[i]), far ? "far apart" : "near", copies);
             unit_run_free(R);
         }
+}
+END_TEST
+
+/* Single-copy gather and gatherv: the others write their blocks into the
+ * root's rbuf, one copy each and none by the root; where the root's rbuf
+ * is memory the writer cannot reach, the root reads them instead. */
+START_TEST(gather_writes_into_root)
+{
+    static const braid_coll_t colls[] = { BRAID_COLL_GATHER, BRAID_COLL_GATHERV };
+    static const int shm_alg[] = { BRAID_GATHER_SHM, BRAID_GATHERV_SHM };
+    for (int i = 0; i < 2; i++) {
+        for (int P = 2; P <= 6; P++) {
+            /* blocks of up to 48 KiB against a slot of 16 KiB
+             * (UNIT_SHM_SLOT_MAX): those above it single copy */
+            unit_case_t k = { .count = 4096, .esize = 8, .root = 0 };
+            unit_run_t *R = unit_run_new(colls[i], shm_alg[i], P, &k);
+            ck_assert_int_eq(unit_run_exec(R), BRAID_OK);
+            unit_check_values(R);
+            /* the blocks above a slot, one write each */
+            unsigned long want = 0;
+            for (int q = 1; q < P; q++) {
+                size_t n = (BRAID_COLL_GATHER == colls[i] ? k.count : R->vcount[q]) * k.esize;
+                want += n > R->shm[q].slot_bytes;
+            }
+            unsigned long copies = atomic_load(&R->shm_copies), writes = atomic_load(&R->shm_writes);
+            ck_assert_msg(want > 0, "%s P=%d: no block above a slot", braid_coll_name(colls[i]), P);
+            ck_assert_msg(copies == want && writes == want, "%s P=%d: %lu single-copy copies, %lu of them writes, %lu blocks above a slot",
+                          braid_coll_name(colls[i]), P, copies, writes, want);
+            unit_run_free(R);
+        }
+        /* count 37: far apart (bit 32), threshold 0, buffers the writer refuses */
+        unit_case_t k = { .count = 37, .esize = 8, .root = 0 };
+        unit_run_t *R = unit_run_new(colls[i], shm_alg[i], 2, &k);
+        ck_assert_int_eq(unit_run_exec(R), BRAID_OK);
+        ck_assert(R->shm_driver_mem && R->shm_far);
+        unit_check_values(R);
+        ck_assert_uint_eq(atomic_load(&R->shm_writes), 0);
+        ck_assert_uint_gt(atomic_load(&R->shm_copies), 0);
+        unit_run_free(R);
+    }
 }
 END_TEST
 
@@ -425,6 +465,7 @@ int main(void)
     tcase_add_test(tc, selection_needs_segment);
     tcase_add_test(tc, span_pieces);
     tcase_add_test(tc, block_way_by_distance);
+    tcase_add_test(tc, gather_writes_into_root);
     tcase_add_test(tc, fold_own_operand);
     tcase_add_loop_test(tc, line_probe, 0, 21);
     return unit_run_suite(s);

@@ -248,7 +248,9 @@ typedef struct unit_run {
     size_t shm_split_from;          /* ... single-copy reduce splits the fold from
                                        these P x bytes */
     bool shm_far;                   /* ... its two ranks count as far apart (s->far) */
-    _Atomic unsigned long shm_reads; /* ... single-copy reads made (unit_shm_read) */
+    _Atomic unsigned long shm_copies; /* ... single-copy reads and writes made
+                                       (unit_shm_read, unit_shm_write) */
+    _Atomic unsigned long shm_writes; /* ... of which writes */
     bool shm_driver_mem;            /* the ranks' buffers act as CUDA-mapped memory:
                                        the reader refuses them (unit_shm_read) */
     braid_shm_t shm[UNIT_MAX_P];
@@ -571,7 +573,7 @@ static inline int unit_shm_read(void *arg, int r, void *dst, uint64_t src, size_
 {
     unit_run_t *R = arg;
     (void)r;
-    atomic_fetch_add_explicit(&R->shm_reads, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&R->shm_copies, 1, memory_order_relaxed);
     if (0 == src || (R->shm_driver_mem && unit_in_rank_buffers(R, (const void *)(uintptr_t)src, bytes)))
         return BRAID_ERR_TRANSPORT;
     memcpy(dst, (const void *)(uintptr_t)src, bytes);
@@ -581,8 +583,10 @@ static inline int unit_shm_read(void *arg, int r, void *dst, uint64_t src, size_
 /* ... and its writer: process_vm_writev refuses the same memory */
 static inline int unit_shm_write(void *arg, int r, uint64_t dst, const void *src, size_t bytes)
 {
-    const unit_run_t *R = arg;
+    unit_run_t *R = arg;
     (void)r;
+    atomic_fetch_add_explicit(&R->shm_copies, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&R->shm_writes, 1, memory_order_relaxed);
     if (0 == dst || (R->shm_driver_mem && unit_in_rank_buffers(R, (const void *)(uintptr_t)dst, bytes)))
         return BRAID_ERR_TRANSPORT;
     memcpy((void *)(uintptr_t)dst, src, bytes);
