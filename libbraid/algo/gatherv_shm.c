@@ -108,18 +108,19 @@ static bool direct_block(const braid_comm_t *c, const braid_coll_args_t *a, int 
     return q != a->root && n && WAY_DIRECT == way_of(c, n);
 }
 
-/* The root's table (where the table fits): each single-copy block's place
- * in rbuf where the writers can reach rbuf, else zeros. Whether it
- * offered rbuf. */
+/* The root's table (where the table fits and a block goes single copy:
+ * only then does a rank look for it): each single-copy block's place in
+ * rbuf where the writers can reach rbuf, else zeros. Whether it offered
+ * rbuf. */
 static bool offer_table(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, uint64_t seq)
 {
-    if (!table_fits(s)) return false;
     int P = c->size;
     size_t es = a->esize, end = 0;
     for (int q = 0; q < P; q++)
         if (direct_block(c, a, q) && (a->displs[q] + a->rcounts[q]) * es > end)
             end = (a->displs[q] + a->rcounts[q]) * es;
-    bool give = end > 0 && braid_shm_writable(s, a->rbuf, end);
+    if (!table_fits(s) || 0 == end) return false;
+    bool give = braid_shm_writable(s, a->rbuf, end);
     braid_shm_claim(s, seq);
     unsigned char *w = braid_shm_slot(s, seq, c->rank);
     for (int q = 0; q < P; q++) {
