@@ -4,7 +4,9 @@
  *   up to a slot (cells):  steps: 1   bytes: the root copies S in, every
  *                          other rank S out
  *   above (single copy):   steps: 2   bytes: every other rank reads S
- *                          straight from the root's buffer
+ *                          straight from the root's buffer; two ranks
+ *                          with a writer: the reader reads S / 2 while
+ *                          the root writes S / 2 into the reader's rbuf
  *
  * Cells: the root does not wait for the readers: it returns as soon as its
  * slot is published, and only a root ncells calls ahead of a slow reader
@@ -12,7 +14,11 @@
  * cells. Single copy: the root publishes its buffer's address and waits
  * until every reader is done with it (the user may write the buffer once
  * the call returns); one copy per reader against two through the cells and
- * two (plus a rendezvous) through the message transport. Above a slot
+ * two (plus a rendezvous) through the message transport. At P = 2 the
+ * root's core would only wait, so it copies half: the reader publishes its
+ * rbuf and reads the first half, the root writes the second (s->write)
+ * and both cores copy at once; a reader whose rbuf the writer cannot
+ * reach offers none and reads everything. Above a slot
  * without a single-copy reader the call is not taken (UNSUPPORTED on every
  * rank; the dispatch picks a message algorithm there).
  */
@@ -23,21 +29,32 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
-static int bcast_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
+/* Two ranks with a writer share the copy (braid_shm_pair_*): the reader
+ * reads the first half, the root writes the second. The same answer on
+ * both ranks. */
+static bool pair_way(const braid_comm_t *c, const braid_shm_t *s) { return 2 == c->size && NULL != s->write; }
+
+static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
     uint64_t seq = braid_shm_begin(s);
-    int rc = BRAID_OK;
-    if (c->rank == a->root) {
-        const void *pub = braid_shm_expose(s, a->rbuf, bytes, a->scratch);
-        if (NULL == pub) rc = BRAID_ERR_NOMEM;
-        braid_shm_publish_addr(s, seq, pub);
-        braid_shm_done(s, seq);
-        braid_shm_wait_all_done(s, seq);
-    } else {
-        braid_shm_wait_one(s, seq, a->root);
-        rc = s->read(s->read_arg, a->root, a->rbuf, braid_shm_addr(s, seq, a->root), bytes);
-        braid_shm_done(s, seq);
-    }
+    const void *pub = braid_shm_expose(s, a->rbuf, bytes, a->scratch);
+    int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
+    braid_shm_publish_addr(s, seq, pub);
+    if (pair_way(c, s))
+        braid_shm_pair_write(s, seq, 1 - c->rank, 0, pub, braid_shm_pair_split(bytes, 1, 2), bytes, &rc);
+    braid_shm_done(s, seq);
+    /* the user may write the buffer once the call returns */
+    braid_shm_wait_all_done(s, seq);
+    return rc;
+}
+
+static int direct_reader(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
+{
+    uint64_t seq = braid_shm_begin(s);
+    bool pair = pair_way(c, s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
+    if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
+    int rc = braid_shm_pair_read(s, seq, a->root, 0, a->rbuf, braid_shm_pair_split(bytes, 1, 2), bytes, give);
+    braid_shm_done(s, seq);
     return rc;
 }
 
@@ -47,7 +64,7 @@ int braid_bcast_shm(braid_comm_t *c, const braid_coll_args_t *a)
     braid_shm_t *s = braid_shm_direct(c, bytes);
     if (NULL != s) {
         if (1 == c->size) return BRAID_OK;
-        return bcast_direct(c, a, s, bytes);
+        return c->rank == a->root ? direct_root(c, a, s, bytes) : direct_reader(c, a, s, bytes);
     }
     s = braid_shm_of(c, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;

@@ -6,8 +6,10 @@
  *   above a slot (single copy, where the node has a reader and writer):
  *                          steps: 1   bytes: each other rank writes its S
  *                          straight into the root's rbuf while the root
- *                          copies its own; where the root's rbuf cannot
- *                          take writes the root reads (P - 1) S itself
+ *                          copies its own (P = 2: the root reads S / 3 of
+ *                          the other's block, which writes 2 S / 3); where
+ *                          the root's rbuf cannot take writes the root
+ *                          reads (P - 1) S itself
  * (two ranks far apart: single copy above the single-copy threshold too,
  * braid_shm_cells)
  *
@@ -17,9 +19,13 @@
  * Single copy: the root publishes its rbuf, every other rank its send
  * buffer. With the root's rbuf offered, the P - 1 copies run at once, one
  * per core, in parallel with the root's own block (read by the root they
- * would run one after another on its core: at P = 2 the call takes one
- * copy's time instead of two); a writer returns once its write is done,
- * the root once every write is. Without (memory the writer cannot reach)
+ * would run one after another on its core). At P = 2 the root's core
+ * would idle once its own block is copied (a local copy, several times
+ * faster here than one between processes), so it also reads the first
+ * third of the other's block (braid_shm_pair_*): both cores finish
+ * together. A writer returns once its write is done (at P = 2 once the
+ * root has read its part), the root once every write is. Without (memory
+ * the writer cannot reach)
  * the root reads each block, starting with the rank after it so that the
  * readers of several gathers in flight do not queue on one rank, and the
  * others return once it is done. In place the root's block is already in
@@ -32,9 +38,20 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
-/* Single copy, the root: offers rbuf to the writers where they can reach
- * it and copies its own block while they write theirs; otherwise reads
- * every block itself. */
+/* thirds of a block the root reads itself at P = 2 (measured, docs/BENCHMARKS.md) */
+#define GATHER_ROOT_SHARE 1u
+
+/* The root's part of each block (braid_shm_pair_*): at P = 2 a third
+ * (the root also copies its own block), else none - the writers copy
+ * everything, each on its own core. The same on every rank. */
+static size_t root_part(const braid_comm_t *c, size_t bytes)
+{
+    return 2 == c->size ? braid_shm_pair_split(bytes, GATHER_ROOT_SHARE, 3) : 0;
+}
+
+/* Single copy, the root: offers rbuf where the writers can reach it,
+ * copies its own block, then takes every other block (its part read, the
+ * rest written by the block's owner; everything read without an offer) */
 static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
     int P = c->size, root = a->root, rc = BRAID_OK;
@@ -42,33 +59,22 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     bool give = braid_shm_writable(s, out, (size_t)P * bytes);
     uint64_t seq = braid_shm_begin(s);
     braid_shm_publish_addr(s, seq, give ? out : NULL);
-    if (give) {
-        if (NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
-        /* the writers' status words before this rank is done: until then
-         * none of them can take the cell for a later call */
-        for (int q = 0; q < P; q++) {
-            if (q == root) continue;
-            braid_shm_wait_done(s, seq, q);
-            if (BRAID_OK != braid_shm_status(s, seq, q)) rc = BRAID_ERR_TRANSPORT;
-        }
-        braid_shm_done(s, seq);
-        return rc;
-    }
-    braid_shm_wait_all(s, seq);
-    for (int i = 1; i < P && BRAID_OK == rc; i++) {
+    /* without an offer the others wait for the reads alone: the root's
+     * own block after they are released */
+    if (give && NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
+    size_t m = root_part(c, bytes);
+    for (int i = 1; i < P; i++) {
         int q = braid_ring_after(root, i, P);
-        rc = s->read(s->read_arg, q, out + (size_t)q * bytes, braid_shm_addr(s, seq, q), bytes);
+        int rq = braid_shm_pair_read(s, seq, q, 0, out + (size_t)q * bytes, m, bytes, give);
+        if (BRAID_OK == rc) rc = rq;
     }
     braid_shm_done(s, seq);
-    /* the root's own block after the others are released: they wait for
-     * the reads alone */
-    if (NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
+    if (!give && NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
     return rc;
 }
 
-/* Single copy, the others: publish the send buffer, then write the block
- * into the root's rbuf where it offers one (and return at once), or wait
- * until the root has read it. */
+/* Single copy, the others: publish the send buffer, write the part the
+ * root offers room for, and return once nobody reads the buffer any more */
 static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
     int root = a->root;
@@ -76,16 +82,10 @@ static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t
     const void *pub = braid_shm_expose(s, a->sbuf, bytes, a->scratch);
     braid_shm_publish_addr(s, seq, pub);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
-    braid_shm_wait_one(s, seq, root);
-    uint64_t dst = braid_shm_addr(s, seq, root);
-    if (0 == dst) {
-        braid_shm_done(s, seq);
-        braid_shm_wait_done(s, seq, root);
-        return rc;
-    }
-    if (BRAID_OK == rc) rc = s->write(s->read_arg, root, dst + (uint64_t)c->rank * bytes, pub, bytes);
-    braid_shm_set_status(s, seq, rc);
+    size_t m = root_part(c, bytes);
+    bool offered = braid_shm_pair_write(s, seq, root, (uint64_t)c->rank * bytes, pub, m, bytes, &rc);
     braid_shm_done(s, seq);
+    if (!offered || m > 0) braid_shm_wait_done(s, seq, root);
     return rc;
 }
 

@@ -6,7 +6,9 @@
  *                                        each other rank S out
  *   above a slot (single copy):          steps: 1   bytes: each rank
  *                                        reads its S straight from the
- *                                        root's send buffer
+ *                                        root's send buffer (P = 2 with
+ *                                        a writer: 2 S / 3, the root
+ *                                        writes S / 3 into its rbuf)
  * (two ranks far apart: single copy above the single-copy threshold too,
  * braid_shm_cells)
  *
@@ -16,7 +18,12 @@
  * The root waits for nobody: the cells' rotation keeps its slot until all
  * have read it. Single copy: the root publishes its send buffer's
  * address, every rank reads its own block from it, and the root returns
- * once all are done (its buffer may change after that). The segment must
+ * once all are done (its buffer may change after that). At P = 2 the
+ * root's core would idle once its own block is copied (a local copy,
+ * several times faster here than one between processes): the other rank
+ * offers its rbuf and the root writes the last third of its block there
+ * (braid_shm_pair_*), so both cores finish together; where the rbuf
+ * cannot take writes the other reads it all. The segment must
  * hold the P - 1 blocks in a slot for the cells, and the single-copy
  * threshold applies to them: the dispatch's fit_shm asks the same of the
  * segment. In place (the root's rbuf NULL) the root's block stays in
@@ -29,25 +36,40 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
-static int scatter_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s,
-                          size_t bytes)
+/* Two ranks with a writer share the other rank's block (braid_shm_pair_*):
+ * it reads two thirds, the root, which also copies its own block, writes
+ * the rest. The same answer on both ranks. */
+static bool pair_way(const braid_comm_t *c, const braid_shm_t *s) { return 2 == c->size && NULL != s->write; }
+#define SCATTER_READER_SHARE 2u /* thirds (measured, docs/BENCHMARKS.md) */
+
+static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
-    int P = c->size, me = c->rank, root = a->root;
+    int P = c->size, root = a->root;
     uint64_t seq = braid_shm_begin(s);
-    const void *pub = NULL;
-    if (me == root) pub = braid_shm_expose(s, a->sbuf, (size_t)P * bytes, a->scratch);
+    const unsigned char *pub = braid_shm_expose(s, a->sbuf, (size_t)P * bytes, a->scratch);
     braid_shm_publish_addr(s, seq, pub);
-    int rc = BRAID_OK;
-    if (me == root) {
-        if (NULL == pub) rc = BRAID_ERR_NOMEM;
-        if (NULL != a->rbuf) braid_copy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
-    } else {
-        braid_shm_wait_one(s, seq, root);
-        rc = s->read(s->read_arg, root, a->rbuf, braid_shm_addr(s, seq, root) + (uint64_t)me * bytes,
-                     bytes);
+    int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
+    if (NULL != a->rbuf) braid_copy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
+    if (pair_way(c, s)) {
+        int other = 1 - root;
+        const void *from = NULL == pub ? NULL : pub + (size_t)other * bytes;
+        braid_shm_pair_write(s, seq, other, 0, from, braid_shm_pair_split(bytes, SCATTER_READER_SHARE, 3),
+                             bytes, &rc);
     }
     braid_shm_done(s, seq);
-    if (me == root) braid_shm_wait_all_done(s, seq);
+    /* the caller may change sbuf once the call returns */
+    braid_shm_wait_all_done(s, seq);
+    return rc;
+}
+
+static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
+{
+    uint64_t seq = braid_shm_begin(s);
+    bool pair = pair_way(c, s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
+    if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
+    int rc = braid_shm_pair_read(s, seq, a->root, (uint64_t)c->rank * bytes, a->rbuf,
+                                 braid_shm_pair_split(bytes, SCATTER_READER_SHARE, 3), bytes, give);
+    braid_shm_done(s, seq);
     return rc;
 }
 
@@ -58,7 +80,7 @@ int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
     /* the cells wherever they carry the others' blocks (braid_shm_cells),
      * single copy above */
     braid_shm_t *s = braid_shm_cells(c, others);
-    if (NULL == s && NULL != (s = braid_shm_direct(c, others))) return scatter_direct(c, a, s, bytes);
+    if (NULL == s && NULL != (s = braid_shm_direct(c, others))) return me == root ? direct_root(c, a, s, bytes) : direct_other(c, a, s, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     uint64_t seq = braid_shm_begin(s);

@@ -171,7 +171,6 @@ static size_t pair_split(size_t count, size_t esize, bool prefix)
     return count - theirs;
 }
 
-/* the status of the other rank's write, next to its published address */
 /* The root: publishes where the other may write (NULL: nowhere), reads
  * and folds [0, m) as flat does, releases the other, then folds its own
  * operand into [m, count) once the other's write is there. Without fold

@@ -416,43 +416,50 @@ START_TEST(block_way_by_distance)
 }
 END_TEST
 
-/* Single-copy gather and gatherv: the others write their blocks into the
- * root's rbuf, one copy each and none by the root; where the root's rbuf
- * is memory the writer cannot reach, the root reads them instead. */
-START_TEST(gather_writes_into_root)
+/* Single copy by writers: gather's and gatherv's blocks are written into
+ * the root's rbuf by their owners (at P = 2 gather's root reads a part of
+ * the block too), and at P = 2 bcast and scatter share the reader's copy
+ * with the root, which writes a part: one write per block, and a read too
+ * where the destination takes a part. Where the destination's buffer is
+ * memory the writer refuses, it reads everything. */
+static void check_copies(braid_coll_t coll, int alg, int P, const unit_case_t *k, unsigned long blocks,
+                         unsigned long reads, unsigned long writes)
 {
-    static const braid_coll_t colls[] = { BRAID_COLL_GATHER, BRAID_COLL_GATHERV };
-    static const int shm_alg[] = { BRAID_GATHER_SHM, BRAID_GATHERV_SHM };
-    for (int i = 0; i < 2; i++) {
-        for (int P = 2; P <= 6; P++) {
-            /* blocks of up to 48 KiB against a slot of 16 KiB
-             * (UNIT_SHM_SLOT_MAX): those above it single copy */
-            unit_case_t k = { .count = 4096, .esize = 8, .root = 0 };
-            unit_run_t *R = unit_run_new(colls[i], shm_alg[i], P, &k);
-            ck_assert_int_eq(unit_run_exec(R), BRAID_OK);
-            unit_check_values(R);
-            /* the blocks above a slot, one write each */
-            unsigned long want = 0;
-            for (int q = 1; q < P; q++) {
-                size_t n = (BRAID_COLL_GATHER == colls[i] ? k.count : R->vcount[q]) * k.esize;
-                want += n > R->shm[q].slot_bytes;
-            }
-            unsigned long copies = atomic_load(&R->shm_copies), writes = atomic_load(&R->shm_writes);
-            ck_assert_msg(want > 0, "%s P=%d: no block above a slot", braid_coll_name(colls[i]), P);
-            ck_assert_msg(copies == want && writes == want, "%s P=%d: %lu single-copy copies, %lu of them writes, %lu blocks above a slot",
-                          braid_coll_name(colls[i]), P, copies, writes, want);
-            unit_run_free(R);
+    unit_run_t *R = unit_run_new(coll, alg, P, k);
+    ck_assert_int_eq(unit_run_exec(R), BRAID_OK);
+    unit_check_values(R);
+    unsigned long copies = atomic_load(&R->shm_copies), w = atomic_load(&R->shm_writes);
+    ck_assert_msg(blocks > 0 && copies - w == reads && w == writes,
+                  "%s P=%d: %lu single-copy reads and %lu writes, want %lu and %lu (%lu blocks above a slot)",
+                  braid_coll_name(coll), P, copies - w, w, reads, writes, blocks);
+    unit_run_free(R);
+}
+
+START_TEST(single_copy_writers)
+{
+    /* blocks of up to 48 KiB against a slot of 16 KiB (UNIT_SHM_SLOT_MAX):
+     * those above it single copy */
+    unit_case_t k = { .count = 4096, .esize = 8, .root = 0 };
+    for (int P = 2; P <= 6; P++) {
+        unsigned long above = 0;
+        for (int q = 1; q < P; q++) {
+            size_t n = (size_t)(3 - (q + 3) % 4) * k.count / 2 * k.esize; /* gatherv's block q */
+            above += n > UNIT_SHM_SLOT_MAX;
         }
-        /* count 37: far apart (bit 32), threshold 0, buffers the writer refuses */
-        unit_case_t k = { .count = 37, .esize = 8, .root = 0 };
-        unit_run_t *R = unit_run_new(colls[i], shm_alg[i], 2, &k);
-        ck_assert_int_eq(unit_run_exec(R), BRAID_OK);
-        ck_assert(R->shm_driver_mem && R->shm_far);
-        unit_check_values(R);
-        ck_assert_uint_eq(atomic_load(&R->shm_writes), 0);
-        ck_assert_uint_gt(atomic_load(&R->shm_copies), 0);
-        unit_run_free(R);
+        unsigned long others = (unsigned long)(P - 1);
+        check_copies(BRAID_COLL_GATHER, BRAID_GATHER_SHM, P, &k, others, 2 == P ? 1 : 0, others);
+        check_copies(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, P, &k, above, 0, above);
+        check_copies(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, P, &k, others, others, 2 == P ? 1 : 0);
+        unit_case_t b = { .count = 32768, .esize = 1, .root = 0 };
+        check_copies(BRAID_COLL_BCAST, BRAID_BCAST_SHM, P, &b, others, others, 2 == P ? 1 : 0);
     }
+    /* count 37: far apart (bit 32), threshold 0, buffers the writer refuses */
+    unit_case_t f = { .count = 37, .esize = 8, .root = 0 };
+    check_copies(BRAID_COLL_GATHER, BRAID_GATHER_SHM, 2, &f, 1, 1, 0);
+    check_copies(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, 2, &f, 1, 1, 0);
+    check_copies(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, &f, 1, 1, 0);
+    unit_case_t fb = { .count = 37, .esize = 1, .root = 1 };
+    check_copies(BRAID_COLL_BCAST, BRAID_BCAST_SHM, 2, &fb, 1, 1, 0);
 }
 END_TEST
 
@@ -465,7 +472,7 @@ int main(void)
     tcase_add_test(tc, selection_needs_segment);
     tcase_add_test(tc, span_pieces);
     tcase_add_test(tc, block_way_by_distance);
-    tcase_add_test(tc, gather_writes_into_root);
+    tcase_add_test(tc, single_copy_writers);
     tcase_add_test(tc, fold_own_operand);
     tcase_add_loop_test(tc, line_probe, 0, 21);
     return unit_run_suite(s);
