@@ -40,8 +40,12 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     const void *pub = braid_shm_expose(s, a->rbuf, bytes, a->scratch);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     braid_shm_publish_addr(s, seq, pub);
-    if (pair_way(c, s))
-        braid_shm_pair_write(s, seq, 1 - c->rank, 0, pub, braid_shm_pair_split(bytes, 1, 2), bytes, &rc);
+    if (pair_way(c, s)) {
+        int other = 1 - c->rank;
+        braid_shm_wait_one(s, seq, other);
+        rc = braid_shm_pair_write(s, seq, other, braid_shm_addr(s, seq, other), pub,
+                                  braid_shm_pair_split(bytes, 1, 2), bytes, rc);
+    }
     braid_shm_done(s, seq);
     /* the user may write the buffer once the call returns */
     braid_shm_wait_all_done(s, seq);
@@ -53,7 +57,9 @@ static int direct_reader(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
     uint64_t seq = braid_shm_begin(s);
     bool pair = pair_way(c, s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
     if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
-    int rc = braid_shm_pair_read(s, seq, a->root, 0, a->rbuf, braid_shm_pair_split(bytes, 1, 2), bytes, give);
+    braid_shm_wait_one(s, seq, a->root);
+    int rc = braid_shm_pair_read(s, seq, a->root, braid_shm_addr(s, seq, a->root), a->rbuf,
+                                 braid_shm_pair_split(bytes, 1, 2), bytes, give);
     braid_shm_done(s, seq);
     return rc;
 }

@@ -65,7 +65,9 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     size_t m = root_part(c, bytes);
     for (int i = 1; i < P; i++) {
         int q = braid_ring_after(root, i, P);
-        int rq = braid_shm_pair_read(s, seq, q, 0, out + (size_t)q * bytes, m, bytes, give);
+        braid_shm_wait_one(s, seq, q);
+        int rq = braid_shm_pair_read(s, seq, q, braid_shm_addr(s, seq, q), out + (size_t)q * bytes, m,
+                                     bytes, give);
         if (BRAID_OK == rc) rc = rq;
     }
     braid_shm_done(s, seq);
@@ -83,9 +85,11 @@ static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t
     braid_shm_publish_addr(s, seq, pub);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     size_t m = root_part(c, bytes);
-    bool offered = braid_shm_pair_write(s, seq, root, (uint64_t)c->rank * bytes, pub, m, bytes, &rc);
+    braid_shm_wait_one(s, seq, root);
+    uint64_t at = braid_shm_addr(s, seq, root);
+    rc = braid_shm_pair_write(s, seq, root, at ? at + (uint64_t)c->rank * bytes : 0, pub, m, bytes, rc);
     braid_shm_done(s, seq);
-    if (!offered || m > 0) braid_shm_wait_done(s, seq, root);
+    if (0 == at || m > 0) braid_shm_wait_done(s, seq, root);
     return rc;
 }
 

@@ -7,7 +7,9 @@
  *   single copy (above a slot, where the node has a reader and writer):
  *                the rank writes its block straight into the root's rbuf
  *                at the place the root's slot names, in parallel with the
- *                others and with the root's own copies, and returns; where
+ *                others and with the root's own copies, and returns (at
+ *                P = 2 the root reads the block's first third meanwhile,
+ *                as gather's does, and the rank returns once it has); where
  *                the root's rbuf cannot take writes (or its slot cannot
  *                hold P places) the root reads the block from the rank's
  *                send buffer, and the rank returns once the root is done
@@ -62,6 +64,14 @@ static uint64_t table_entry(const braid_shm_t *s, uint64_t seq, int root, int q)
     return w;
 }
 
+/* The root's part of a single-copy block it was offered room for: at
+ * P = 2 a third, read while the owner writes the rest (as gather_shm.c
+ * does), else none. The same on both ranks. */
+static size_t root_part(const braid_comm_t *c, size_t bytes)
+{
+    return 2 == c->size ? braid_shm_pair_split(bytes, 1, 3) : 0;
+}
+
 /* A single-copy block: publish the send buffer; write it where the root's
  * table says, or wait until the root has read it. */
 static int send_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, uint64_t seq, size_t bytes)
@@ -80,9 +90,11 @@ static int send_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
         braid_shm_wait_done(s, seq, a->root);
         return rc;
     }
-    if (BRAID_OK == rc) rc = s->write(s->read_arg, a->root, dst, pub, bytes);
-    braid_shm_set_status(s, seq, rc);
+    size_t m = root_part(c, bytes);
+    rc = braid_shm_pair_write(s, seq, a->root, dst, pub, m, bytes, rc);
     braid_shm_done(s, seq);
+    /* at P = 2 the root reads the first part of the buffer */
+    if (m > 0) braid_shm_wait_done(s, seq, a->root);
     return rc;
 }
 
@@ -162,12 +174,15 @@ static int receive_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     if (NULL != a->sbuf && a->rcounts[root])
         braid_copy(out + a->displs[root] * es, a->sbuf, a->rcounts[root] * es);
     if (give) {
-        /* the writers' status words before this rank is done: until then
-         * none of them can take the cell for a later call */
+        /* each writer's block (at P = 2 the root reads a part), its
+         * status word before this rank is done */
         for (int q = 0; q < P; q++) {
             if (!direct_block(c, a, q)) continue;
-            braid_shm_wait_done(s, seq, q);
-            if (BRAID_OK == rc && BRAID_OK != braid_shm_status(s, seq, q)) rc = BRAID_ERR_TRANSPORT;
+            size_t n = a->rcounts[q] * es;
+            braid_shm_wait_one(s, seq, q);
+            int rq = braid_shm_pair_read(s, seq, q, braid_shm_addr(s, seq, q), out + a->displs[q] * es,
+                                         root_part(c, n), n, true);
+            if (BRAID_OK == rc) rc = rq;
         }
         braid_shm_done(s, seq);
     }

@@ -53,8 +53,9 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     if (pair_way(c, s)) {
         int other = 1 - root;
         const void *from = NULL == pub ? NULL : pub + (size_t)other * bytes;
-        braid_shm_pair_write(s, seq, other, 0, from, braid_shm_pair_split(bytes, SCATTER_READER_SHARE, 3),
-                             bytes, &rc);
+        braid_shm_wait_one(s, seq, other);
+        rc = braid_shm_pair_write(s, seq, other, braid_shm_addr(s, seq, other), from,
+                                  braid_shm_pair_split(bytes, SCATTER_READER_SHARE, 3), bytes, rc);
     }
     braid_shm_done(s, seq);
     /* the caller may change sbuf once the call returns */
@@ -67,7 +68,9 @@ static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t
     uint64_t seq = braid_shm_begin(s);
     bool pair = pair_way(c, s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
     if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
-    int rc = braid_shm_pair_read(s, seq, a->root, (uint64_t)c->rank * bytes, a->rbuf,
+    braid_shm_wait_one(s, seq, a->root);
+    uint64_t base = braid_shm_addr(s, seq, a->root), at = base ? base + (uint64_t)c->rank * bytes : 0;
+    int rc = braid_shm_pair_read(s, seq, a->root, at, a->rbuf,
                                  braid_shm_pair_split(bytes, SCATTER_READER_SHARE, 3), bytes, give);
     braid_shm_done(s, seq);
     return rc;

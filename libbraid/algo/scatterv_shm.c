@@ -9,7 +9,9 @@
  *   single copy (above a slot, where the node has a reader): the root
  *                publishes each block's address; each rank reads its
  *                block straight from the root's send buffer, and the root
- *                returns once all are done
+ *                returns once all are done (P = 2 with a writer: the
+ *                other rank then offers its rbuf and reads two thirds,
+ *                the root writes the last third)
  *   message (above a slot, no reader): the root sends every rank its
  *                block, as scatterv_linear does
  * (two ranks far apart: single copy above the single-copy threshold too,
@@ -117,6 +119,27 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     return way;
 }
 
+/* Single copy at P = 2 with a writer: the other rank offers its rbuf and
+ * reads the first two thirds of its block while the root, which also
+ * copies its own block, writes the rest (braid_shm_pair_*, as
+ * scatter_shm.c does). The same answer on both ranks. */
+static bool pair_way(const braid_comm_t *c, const braid_shm_t *s) { return 2 == c->size && NULL != s->write; }
+static size_t reader_part(size_t bytes) { return braid_shm_pair_split(bytes, 2, 3); }
+
+/* the root's half of the pair: the other's block, from the address the
+ * root's table gives it */
+static int write_pair(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, uint64_t seq)
+{
+    int other = 1 - c->rank;
+    size_t n = a->scounts[other] * a->esize;
+    if (0 == n) return BRAID_OK;
+    uint64_t from;
+    memcpy(&from, braid_shm_slot(s, seq, c->rank) + (size_t)(other + 1) * sizeof from, sizeof from);
+    braid_shm_wait_one(s, seq, other);
+    return braid_shm_pair_write(s, seq, other, braid_shm_addr(s, seq, other), (const void *)(uintptr_t)from,
+                                reader_part(n), n, BRAID_OK);
+}
+
 static int send_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s)
 {
     int root = a->root;
@@ -131,9 +154,10 @@ static int send_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     }
     if (NULL != a->rbuf && a->scounts[root])
         braid_copy(a->rbuf, (const char *)a->sbuf + a->sdispls[root] * es, a->scounts[root] * es);
+    int rc = WAY_DIRECT == way && pair_way(c, s) ? write_pair(c, a, s, seq) : BRAID_OK;
     braid_shm_done(s, seq);
     if (WAY_DIRECT == way) braid_shm_wait_all_done(s, seq);
-    return BRAID_OK;
+    return rc;
 }
 
 static int receive_block(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s)
@@ -148,7 +172,11 @@ static int receive_block(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
         if (WAY_PLACES == way) braid_copy(a->rbuf, slot + place_of(s, c->size, root, me), n);
         else memcpy(&at, slot + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
         if (WAY_CELLS == way) braid_copy(a->rbuf, slot + at, n);
-        if (WAY_DIRECT == way) rc = s->read(s->read_arg, root, a->rbuf, at, n);
+        if (WAY_DIRECT == way) {
+            bool pair = pair_way(c, s), give = pair && braid_shm_writable(s, a->rbuf, n);
+            if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
+            rc = braid_shm_pair_read(s, seq, root, at, a->rbuf, reader_part(n), n, give);
+        }
     }
     braid_shm_done(s, seq);
     if (WAY_MESSAGE == way) rc = braid_scatterv_linear(c, a);

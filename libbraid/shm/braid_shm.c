@@ -268,23 +268,20 @@ size_t braid_shm_pair_split(size_t bytes, unsigned num, unsigned den)
     return m / grain * grain;
 }
 
-bool braid_shm_pair_write(braid_shm_t *s, uint64_t seq, int dst, uint64_t off, const void *src,
-                          size_t m, size_t bytes, int *rc)
+int braid_shm_pair_write(braid_shm_t *s, uint64_t seq, int dst, uint64_t at, const void *src,
+                         size_t m, size_t bytes, int rc)
 {
-    braid_shm_wait_one(s, seq, dst);
-    uint64_t at = braid_shm_addr(s, seq, dst);
-    if (0 != at && BRAID_OK == *rc && m < bytes)
-        *rc = s->write(s->read_arg, dst, at + off + m, (const unsigned char *)src + m, bytes - m);
-    braid_shm_set_status(s, seq, *rc);
-    return 0 != at;
+    if (0 != at && BRAID_OK == rc && m < bytes)
+        rc = s->write(s->read_arg, dst, at + m, (const unsigned char *)src + m, bytes - m);
+    braid_shm_set_status(s, seq, rc);
+    return rc;
 }
 
-int braid_shm_pair_read(braid_shm_t *s, uint64_t seq, int src, uint64_t off, void *dst, size_t m,
+int braid_shm_pair_read(braid_shm_t *s, uint64_t seq, int src, uint64_t at, void *dst, size_t m,
                         size_t bytes, bool offered)
 {
-    braid_shm_wait_one(s, seq, src);
     size_t n = offered ? m : bytes;
-    int rc = 0 == n ? BRAID_OK : s->read(s->read_arg, src, dst, braid_shm_addr(s, seq, src) + off, n);
+    int rc = 0 == n ? BRAID_OK : s->read(s->read_arg, src, dst, at, n);
     if (offered && m < bytes) {
         /* the status word before this rank is done: until then the source
          * cannot take the cell for a later call */

@@ -302,31 +302,31 @@ int braid_shm_status(const braid_shm_t *s, uint64_t seq, int r);
  * cores copy at once. Within call seq the destination publishes where the
  * block goes (braid_shm_publish_addr; NULL where its memory cannot take
  * writes, braid_shm_writable: it then reads the whole block) and the
- * source where it lies (its address, then its status word); the
- * destination reads [0, m), the source writes [m, bytes).
+ * source where it lies (its status word follows its address); each waits
+ * for the other's word (braid_shm_wait_one) and passes the address it
+ * found; the destination reads [0, m), the source writes [m, bytes).
  *   braid_shm_pair_split   m for a destination share num / den of the
  *                          block (rounded down to a page from 8 KiB, a
  *                          line below, so that the two copies touch
  *                          pages of their own); the same on both ranks
- *   braid_shm_pair_write   the source: waits for the destination's
- *                          address; where it offers one (the destination's
- *                          published address + off), writes its part of
- *                          src; sets its status word to the outcome (rc
- *                          other than BRAID_OK: writes nothing and passes
- *                          rc on); returns whether the destination
- *                          offered, *rc the outcome
- *   braid_shm_pair_read    the destination: reads its part (everything
- *                          without an offer) from the source's published
- *                          address + off into dst; with an offer and a
- *                          part for the source, waits for the source's
- *                          done mark and takes its status. Call before
- *                          this rank's braid_shm_done.
+ *   braid_shm_pair_write   the source, once it has the block's place
+ *                          at in the destination's memory (0: none
+ *                          offered): writes its part of src there, sets
+ *                          its status word to the outcome (rc other than
+ *                          BRAID_OK: writes nothing and passes rc on) and
+ *                          returns it
+ *   braid_shm_pair_read    the destination, once it has the block's
+ *                          address at in the source's memory: reads its
+ *                          part (everything without an offer) into dst;
+ *                          with an offer and a part for the source, waits
+ *                          for the source's done mark and takes its
+ *                          status. Call before this rank's braid_shm_done.
  * The source returns after the destination is done unless it offered and
  * m is 0 (nobody reads the source's buffer then). */
 size_t braid_shm_pair_split(size_t bytes, unsigned num, unsigned den);
-bool braid_shm_pair_write(braid_shm_t *s, uint64_t seq, int dst, uint64_t off, const void *src,
-                          size_t m, size_t bytes, int *rc);
-int braid_shm_pair_read(braid_shm_t *s, uint64_t seq, int src, uint64_t off, void *dst, size_t m,
+int braid_shm_pair_write(braid_shm_t *s, uint64_t seq, int dst, uint64_t at, const void *src,
+                         size_t m, size_t bytes, int rc);
+int braid_shm_pair_read(braid_shm_t *s, uint64_t seq, int src, uint64_t at, void *dst, size_t m,
                         size_t bytes, bool offered);
 
 /* Single-copy reduction of a's count elements (braid_shm_reduce.c): into

@@ -417,8 +417,8 @@ START_TEST(block_way_by_distance)
 END_TEST
 
 /* Single copy by writers: gather's and gatherv's blocks are written into
- * the root's rbuf by their owners (at P = 2 gather's root reads a part of
- * the block too), and at P = 2 bcast and scatter share the reader's copy
+ * the root's rbuf by their owners (at P = 2 the root reads a part of the
+ * block too), and at P = 2 bcast and scatter(v) share the reader's copy
  * with the root, which writes a part: one write per block, and a read too
  * where the destination takes a part. Where the destination's buffer is
  * memory the writer refuses, it reads everything. */
@@ -441,15 +441,18 @@ START_TEST(single_copy_writers)
      * those above it single copy */
     unit_case_t k = { .count = 4096, .esize = 8, .root = 0 };
     for (int P = 2; P <= 6; P++) {
-        unsigned long above = 0;
+        unsigned long above = 0, filled = 0;
         for (int q = 1; q < P; q++) {
-            size_t n = (size_t)(3 - (q + 3) % 4) * k.count / 2 * k.esize; /* gatherv's block q */
+            size_t n = (size_t)(3 - (q + 3) % 4) * k.count / 2 * k.esize; /* the v forms' block q */
             above += n > UNIT_SHM_SLOT_MAX;
+            filled += n > 0;
         }
         unsigned long others = (unsigned long)(P - 1);
         check_copies(BRAID_COLL_GATHER, BRAID_GATHER_SHM, P, &k, others, 2 == P ? 1 : 0, others);
-        check_copies(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, P, &k, above, 0, above);
+        check_copies(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, P, &k, above, 2 == P ? above : 0, above);
         check_copies(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, P, &k, others, others, 2 == P ? 1 : 0);
+        /* scatterv: single copy for the whole call (its blocks exceed the slot) */
+        check_copies(BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, P, &k, filled, filled, 2 == P ? 1 : 0);
         unit_case_t b = { .count = 32768, .esize = 1, .root = 0 };
         check_copies(BRAID_COLL_BCAST, BRAID_BCAST_SHM, P, &b, others, others, 2 == P ? 1 : 0);
     }
@@ -458,6 +461,7 @@ START_TEST(single_copy_writers)
     check_copies(BRAID_COLL_GATHER, BRAID_GATHER_SHM, 2, &f, 1, 1, 0);
     check_copies(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, 2, &f, 1, 1, 0);
     check_copies(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, &f, 1, 1, 0);
+    check_copies(BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 2, &f, 1, 1, 0);
     unit_case_t fb = { .count = 37, .esize = 1, .root = 1 };
     check_copies(BRAID_COLL_BCAST, BRAID_BCAST_SHM, 2, &fb, 1, 1, 0);
 }
