@@ -29,10 +29,10 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
-/* Two ranks with a writer share the copy (braid_shm_pair_*): the reader
- * reads the first half, the root writes the second. The same answer on
- * both ranks. */
-static bool pair_way(const braid_comm_t *c, const braid_shm_t *s) { return 2 == c->size && NULL != s->write; }
+/* Two ranks with a writer (braid_shm_pairs) share the copy
+ * (braid_shm_pair_*): the reader reads the first half, the root writes
+ * the second. */
+static size_t reader_part(size_t bytes) { return braid_shm_pair_split(bytes, 1, 2); }
 
 static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
@@ -40,11 +40,11 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     const void *pub = braid_shm_expose(s, a->rbuf, bytes, a->scratch);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     braid_shm_publish_addr(s, seq, pub);
-    if (pair_way(c, s)) {
+    if (braid_shm_pairs(s)) {
         int other = 1 - c->rank;
         braid_shm_wait_one(s, seq, other);
         rc = braid_shm_pair_write(s, seq, other, braid_shm_addr(s, seq, other), pub,
-                                  braid_shm_pair_split(bytes, 1, 2), bytes, rc);
+                                  reader_part(bytes), bytes, rc);
     }
     braid_shm_done(s, seq);
     /* the user may write the buffer once the call returns */
@@ -55,11 +55,11 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
 static int direct_reader(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
     uint64_t seq = braid_shm_begin(s);
-    bool pair = pair_way(c, s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
+    bool pair = braid_shm_pairs(s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
     if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
     braid_shm_wait_one(s, seq, a->root);
     int rc = braid_shm_pair_read(s, seq, a->root, braid_shm_addr(s, seq, a->root), a->rbuf,
-                                 braid_shm_pair_split(bytes, 1, 2), bytes, give);
+                                 reader_part(bytes), bytes, give);
     braid_shm_done(s, seq);
     return rc;
 }

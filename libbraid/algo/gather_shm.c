@@ -24,12 +24,11 @@
  * faster here than one between processes), so it also reads the first
  * third of the other's block (braid_shm_pair_*): both cores finish
  * together. A writer returns once its write is done (at P = 2 once the
- * root has read its part), the root once every write is. Without (memory
- * the writer cannot reach)
- * the root reads each block, starting with the rank after it so that the
- * readers of several gathers in flight do not queue on one rank, and the
- * others return once it is done. In place the root's block is already in
- * rbuf.
+ * root has read its part), the root once every write is. Without
+ * (memory the writer cannot reach) the root reads each block, starting
+ * with the rank after it so that the readers of several gathers in flight
+ * do not queue on one rank, and the others return once it is done. In
+ * place the root's block is already in rbuf.
  */
 #include <string.h>
 
@@ -38,15 +37,13 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
-/* thirds of a block the root reads itself at P = 2 (measured, docs/BENCHMARKS.md) */
-#define GATHER_ROOT_SHARE 1u
-
 /* The root's part of each block (braid_shm_pair_*): at P = 2 a third
- * (the root also copies its own block), else none - the writers copy
- * everything, each on its own core. The same on every rank. */
+ * (the root also copies its own block; thirds measured, docs/
+ * BENCHMARKS.md), else none - the writers copy everything, each on its
+ * own core. The same on every rank. */
 static size_t root_part(const braid_comm_t *c, size_t bytes)
 {
-    return 2 == c->size ? braid_shm_pair_split(bytes, GATHER_ROOT_SHARE, 3) : 0;
+    return 2 == c->size ? braid_shm_pair_split(bytes, 1, 3) : 0;
 }
 
 /* Single copy, the root: offers rbuf where the writers can reach it,
@@ -100,7 +97,8 @@ int braid_gather_shm(braid_comm_t *c, const braid_coll_args_t *a)
     /* the cells wherever they carry the block (two copies at cache speed
      * against a system call per block; braid_shm_cells), single copy above */
     braid_shm_t *s = braid_shm_cells(c, bytes);
-    if (NULL == s && NULL != (s = braid_shm_direct(c, bytes))) return me == root ? direct_root(c, a, s, bytes) : direct_other(c, a, s, bytes);
+    if (NULL == s && NULL != (s = braid_shm_direct(c, bytes)))
+        return me == root ? direct_root(c, a, s, bytes) : direct_other(c, a, s, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     const void *in = NULL != a->sbuf ? a->sbuf : (const char *)a->rbuf + (size_t)root * bytes;

@@ -36,11 +36,10 @@
 #include "braid_registry.h"
 #include "braid_shm.h"
 
-/* Two ranks with a writer share the other rank's block (braid_shm_pair_*):
- * it reads two thirds, the root, which also copies its own block, writes
- * the rest. The same answer on both ranks. */
-static bool pair_way(const braid_comm_t *c, const braid_shm_t *s) { return 2 == c->size && NULL != s->write; }
-#define SCATTER_READER_SHARE 2u /* thirds (measured, docs/BENCHMARKS.md) */
+/* Two ranks with a writer (braid_shm_pairs) share the other rank's block
+ * (braid_shm_pair_*): it reads two thirds, the root, which also copies
+ * its own block, writes the rest (thirds measured, docs/BENCHMARKS.md). */
+static size_t reader_part(size_t bytes) { return braid_shm_pair_split(bytes, 2, 3); }
 
 static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
@@ -50,12 +49,12 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     braid_shm_publish_addr(s, seq, pub);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     if (NULL != a->rbuf) braid_copy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
-    if (pair_way(c, s)) {
+    if (braid_shm_pairs(s)) {
         int other = 1 - root;
         const void *from = NULL == pub ? NULL : pub + (size_t)other * bytes;
         braid_shm_wait_one(s, seq, other);
         rc = braid_shm_pair_write(s, seq, other, braid_shm_addr(s, seq, other), from,
-                                  braid_shm_pair_split(bytes, SCATTER_READER_SHARE, 3), bytes, rc);
+                                  reader_part(bytes), bytes, rc);
     }
     braid_shm_done(s, seq);
     /* the caller may change sbuf once the call returns */
@@ -66,12 +65,12 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
 static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
     uint64_t seq = braid_shm_begin(s);
-    bool pair = pair_way(c, s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
+    bool pair = braid_shm_pairs(s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
     if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
     braid_shm_wait_one(s, seq, a->root);
     uint64_t base = braid_shm_addr(s, seq, a->root), at = base ? base + (uint64_t)c->rank * bytes : 0;
     int rc = braid_shm_pair_read(s, seq, a->root, at, a->rbuf,
-                                 braid_shm_pair_split(bytes, SCATTER_READER_SHARE, 3), bytes, give);
+                                 reader_part(bytes), bytes, give);
     braid_shm_done(s, seq);
     return rc;
 }

@@ -119,11 +119,10 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     return way;
 }
 
-/* Single copy at P = 2 with a writer: the other rank offers its rbuf and
- * reads the first two thirds of its block while the root, which also
- * copies its own block, writes the rest (braid_shm_pair_*, as
- * scatter_shm.c does). The same answer on both ranks. */
-static bool pair_way(const braid_comm_t *c, const braid_shm_t *s) { return 2 == c->size && NULL != s->write; }
+/* Single copy at P = 2 with a writer (braid_shm_pairs): the other rank
+ * offers its rbuf and reads the first two thirds of its block while the
+ * root, which also copies its own block, writes the rest
+ * (braid_shm_pair_*, as scatter_shm.c does). */
 static size_t reader_part(size_t bytes) { return braid_shm_pair_split(bytes, 2, 3); }
 
 /* the root's half of the pair: the other's block, from the address the
@@ -154,7 +153,7 @@ static int send_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     }
     if (NULL != a->rbuf && a->scounts[root])
         braid_copy(a->rbuf, (const char *)a->sbuf + a->sdispls[root] * es, a->scounts[root] * es);
-    int rc = WAY_DIRECT == way && pair_way(c, s) ? write_pair(c, a, s, seq) : BRAID_OK;
+    int rc = WAY_DIRECT == way && braid_shm_pairs(s) ? write_pair(c, a, s, seq) : BRAID_OK;
     braid_shm_done(s, seq);
     if (WAY_DIRECT == way) braid_shm_wait_all_done(s, seq);
     return rc;
@@ -173,7 +172,7 @@ static int receive_block(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
         else memcpy(&at, slot + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
         if (WAY_CELLS == way) braid_copy(a->rbuf, slot + at, n);
         if (WAY_DIRECT == way) {
-            bool pair = pair_way(c, s), give = pair && braid_shm_writable(s, a->rbuf, n);
+            bool pair = braid_shm_pairs(s), give = pair && braid_shm_writable(s, a->rbuf, n);
             if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
             rc = braid_shm_pair_read(s, seq, root, at, a->rbuf, reader_part(n), n, give);
         }

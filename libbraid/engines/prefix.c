@@ -131,7 +131,7 @@ static int prefix_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
 {
     /* two ranks: rank 0 writes part of its input into rank 1's result
      * while rank 1 reads the rest, two cores on the one copy */
-    if (2 == c->size && NULL != s->write) return braid_shm_prefix_pair(s, a, exclusive);
+    if (braid_shm_pairs(s)) return braid_shm_prefix_pair(s, a, exclusive);
     int r = c->rank, first = exclusive ? r - 1 : r;   /* the highest rank folded in */
     size_t bytes = a->count * a->esize;
     const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;

@@ -322,7 +322,10 @@ int braid_shm_status(const braid_shm_t *s, uint64_t seq, int r);
  *                          for the source's done mark and takes its
  *                          status. Call before this rank's braid_shm_done.
  * The source returns after the destination is done unless it offered and
- * m is 0 (nobody reads the source's buffer then). */
+ * m is 0 (nobody reads the source's buffer then). braid_shm_pairs: a
+ * segment of two ranks with a writer, where the rooted collectives share
+ * their copy so (the same answer on both ranks). */
+static inline bool braid_shm_pairs(const braid_shm_t *s) { return 2 == s->size && NULL != s->write; }
 size_t braid_shm_pair_split(size_t bytes, unsigned num, unsigned den);
 int braid_shm_pair_write(braid_shm_t *s, uint64_t seq, int dst, uint64_t at, const void *src,
                          size_t m, size_t bytes, int rc);

@@ -254,7 +254,7 @@ int braid_shm_reduce_direct(braid_shm_t *s, const braid_coll_args_t *a, int root
     const unsigned char *in = NULL != a->sbuf ? a->sbuf : a->rbuf;
     if (BRAID_SHM_COPY == way && 2 == s->size && root == s->rank && copy_usable(s, a, in))
         return copy_root(s, a, in);
-    if (BRAID_SHM_PAIR == way && 2 == s->size && root >= 0 && NULL != s->write)
+    if (BRAID_SHM_PAIR == way && braid_shm_pairs(s) && root >= 0)
         return s->rank == root ? pair_root(s, a, in, true, false)
                                 : pair_other(s, a, root, in, NULL, false);
     bool split = BRAID_SHM_SPLIT == way;
