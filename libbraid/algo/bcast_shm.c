@@ -40,12 +40,7 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     const void *pub = braid_shm_expose(s, a->rbuf, bytes, a->scratch);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     braid_shm_publish_addr(s, seq, pub);
-    if (braid_shm_pairs(s)) {
-        int other = 1 - c->rank;
-        braid_shm_wait_one(s, seq, other);
-        rc = braid_shm_pair_write(s, seq, other, braid_shm_addr(s, seq, other), pub,
-                                  reader_part(bytes), bytes, rc);
-    }
+    rc = braid_shm_give(s, seq, pub, reader_part(bytes), bytes, rc);
     braid_shm_done(s, seq);
     /* the user may write the buffer once the call returns */
     braid_shm_wait_all_done(s, seq);
@@ -55,11 +50,9 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
 static int direct_reader(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
     uint64_t seq = braid_shm_begin(s);
-    bool pair = braid_shm_pairs(s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
-    if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
     braid_shm_wait_one(s, seq, a->root);
-    int rc = braid_shm_pair_read(s, seq, a->root, braid_shm_addr(s, seq, a->root), a->rbuf,
-                                 reader_part(bytes), bytes, give);
+    int rc = braid_shm_take(s, seq, a->root, braid_shm_addr(s, seq, a->root), a->rbuf, reader_part(bytes),
+                            bytes);
     braid_shm_done(s, seq);
     return rc;
 }

@@ -49,13 +49,8 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     braid_shm_publish_addr(s, seq, pub);
     int rc = NULL == pub ? BRAID_ERR_NOMEM : BRAID_OK;
     if (NULL != a->rbuf) braid_copy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
-    if (braid_shm_pairs(s)) {
-        int other = 1 - root;
-        const void *from = NULL == pub ? NULL : pub + (size_t)other * bytes;
-        braid_shm_wait_one(s, seq, other);
-        rc = braid_shm_pair_write(s, seq, other, braid_shm_addr(s, seq, other), from,
-                                  reader_part(bytes), bytes, rc);
-    }
+    const unsigned char *theirs = NULL == pub ? NULL : pub + (size_t)(1 - root) * bytes; /* P = 2 */
+    rc = braid_shm_give(s, seq, theirs, reader_part(bytes), bytes, rc);
     braid_shm_done(s, seq);
     /* the caller may change sbuf once the call returns */
     braid_shm_wait_all_done(s, seq);
@@ -65,12 +60,9 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
 static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
 {
     uint64_t seq = braid_shm_begin(s);
-    bool pair = braid_shm_pairs(s), give = pair && braid_shm_writable(s, a->rbuf, bytes);
-    if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
     braid_shm_wait_one(s, seq, a->root);
     uint64_t base = braid_shm_addr(s, seq, a->root), at = base ? base + (uint64_t)c->rank * bytes : 0;
-    int rc = braid_shm_pair_read(s, seq, a->root, at, a->rbuf,
-                                 reader_part(bytes), bytes, give);
+    int rc = braid_shm_take(s, seq, a->root, at, a->rbuf, reader_part(bytes), bytes);
     braid_shm_done(s, seq);
     return rc;
 }

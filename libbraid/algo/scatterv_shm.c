@@ -134,9 +134,7 @@ static int write_pair(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *
     if (0 == n) return BRAID_OK;
     uint64_t from;
     memcpy(&from, braid_shm_slot(s, seq, c->rank) + (size_t)(other + 1) * sizeof from, sizeof from);
-    braid_shm_wait_one(s, seq, other);
-    return braid_shm_pair_write(s, seq, other, braid_shm_addr(s, seq, other), (const void *)(uintptr_t)from,
-                                reader_part(n), n, BRAID_OK);
+    return braid_shm_give(s, seq, (const void *)(uintptr_t)from, reader_part(n), n, BRAID_OK);
 }
 
 static int send_blocks(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s)
@@ -171,11 +169,7 @@ static int receive_block(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
         if (WAY_PLACES == way) braid_copy(a->rbuf, slot + place_of(s, c->size, root, me), n);
         else memcpy(&at, slot + (size_t)(me + 1) * sizeof(uint64_t), sizeof at);
         if (WAY_CELLS == way) braid_copy(a->rbuf, slot + at, n);
-        if (WAY_DIRECT == way) {
-            bool pair = braid_shm_pairs(s), give = pair && braid_shm_writable(s, a->rbuf, n);
-            if (pair) braid_shm_publish_addr(s, seq, give ? a->rbuf : NULL);
-            rc = braid_shm_pair_read(s, seq, root, at, a->rbuf, reader_part(n), n, give);
-        }
+        if (WAY_DIRECT == way) rc = braid_shm_take(s, seq, root, at, a->rbuf, reader_part(n), n);
     }
     braid_shm_done(s, seq);
     if (WAY_MESSAGE == way) rc = braid_scatterv_linear(c, a);

@@ -291,6 +291,21 @@ int braid_shm_pair_read(braid_shm_t *s, uint64_t seq, int src, uint64_t at, void
     return rc;
 }
 
+int braid_shm_give(braid_shm_t *s, uint64_t seq, const void *src, size_t m, size_t bytes, int rc)
+{
+    if (!braid_shm_pairs(s)) return rc;
+    int other = 1 - s->rank;
+    braid_shm_wait_one(s, seq, other);
+    return braid_shm_pair_write(s, seq, other, braid_shm_addr(s, seq, other), src, m, bytes, rc);
+}
+
+int braid_shm_take(braid_shm_t *s, uint64_t seq, int root, uint64_t at, void *dst, size_t m, size_t bytes)
+{
+    bool pair = braid_shm_pairs(s), give = pair && braid_shm_writable(s, dst, bytes);
+    if (pair) braid_shm_publish_addr(s, seq, give ? dst : NULL);
+    return braid_shm_pair_read(s, seq, root, at, dst, m, bytes, give);
+}
+
 braid_shm_t *braid_shm_cells(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = braid_shm_of(c, bytes);

@@ -326,6 +326,16 @@ int braid_shm_status(const braid_shm_t *s, uint64_t seq, int r);
  * segment of two ranks with a writer, where the rooted collectives share
  * their copy so (the same answer on both ranks). */
 static inline bool braid_shm_pairs(const braid_shm_t *s) { return 2 == s->size && NULL != s->write; }
+/* The two ends of a rooted collective's single copy from the root to the
+ * other rank (bcast, scatter, scatterv), shared where braid_shm_pairs:
+ *   braid_shm_give  the root, after publishing its buffer: waits for the
+ *                   other's offer and writes [m, bytes) of src (nothing
+ *                   without a pair); returns the outcome
+ *   braid_shm_take  the other, once it has the block's address at in the
+ *                   root's memory: offers dst (with a pair), then reads
+ *                   [0, m) - everything without a pair or an offer */
+int braid_shm_give(braid_shm_t *s, uint64_t seq, const void *src, size_t m, size_t bytes, int rc);
+int braid_shm_take(braid_shm_t *s, uint64_t seq, int root, uint64_t at, void *dst, size_t m, size_t bytes);
 size_t braid_shm_pair_split(size_t bytes, unsigned num, unsigned den);
 int braid_shm_pair_write(braid_shm_t *s, uint64_t seq, int dst, uint64_t at, const void *src,
                          size_t m, size_t bytes, int rc);
