@@ -158,10 +158,11 @@ static const int_param_t int_params[] = {
       "0 (slots only), 1 (single copy above a slot where the node permits it)", OPAL_INFO_LVL_6,
       MCA_BASE_VAR_SCOPE_ALL, 0,
       "Shared-memory tier above shm_single_copy_above bytes per rank: the collectives read "
-      "the other ranks' buffers directly (gather(v) and two-rank reduce, scan, exscan also "
-      "write into the root's) with Linux cross-memory attach (process_vm_readv / writev; one "
-      "copy, any size) where the node permits it - tried once per communicator, off on every "
-      "rank if any rank cannot (1) - or stop at the slot size (0)" },
+      "the other ranks' buffers directly (the rooted ones, scan and exscan also write into "
+      "them, so that two ranks share a copy) with Linux cross-memory attach "
+      "(process_vm_readv / writev; one copy, any size) where the node permits it - tried once "
+      "per communicator, off on every rank if any rank cannot (1) - or stop at the slot size "
+      "(0)" },
     { "shm_single_copy_above", &C->shm_single_copy_above, 4096, 0, INT_MAX, 0, { 0, 0 },
       "0 or more bytes", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
       "With shm_single_copy: bcast and allreduce messages above this many bytes per rank (and "
