@@ -47,23 +47,14 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     return rc;
 }
 
-static int direct_reader(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
-{
-    uint64_t seq = braid_shm_begin(s);
-    braid_shm_wait_one(s, seq, a->root);
-    int rc = braid_shm_take(s, seq, a->root, braid_shm_addr(s, seq, a->root), a->rbuf, reader_part(bytes),
-                            bytes);
-    braid_shm_done(s, seq);
-    return rc;
-}
-
 int braid_bcast_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     size_t bytes = a->count * a->esize;
     braid_shm_t *s = braid_shm_direct(c, bytes);
     if (NULL != s) {
         if (1 == c->size) return BRAID_OK;
-        return c->rank == a->root ? direct_root(c, a, s, bytes) : direct_reader(c, a, s, bytes);
+        return c->rank == a->root ? direct_root(c, a, s, bytes)
+                                   : braid_shm_take_call(s, a->root, 0, a->rbuf, reader_part(bytes), bytes);
     }
     s = braid_shm_of(c, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;

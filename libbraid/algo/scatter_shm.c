@@ -57,16 +57,6 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     return rc;
 }
 
-static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes)
-{
-    uint64_t seq = braid_shm_begin(s);
-    braid_shm_wait_one(s, seq, a->root);
-    uint64_t base = braid_shm_addr(s, seq, a->root), at = base ? base + (uint64_t)c->rank * bytes : 0;
-    int rc = braid_shm_take(s, seq, a->root, at, a->rbuf, reader_part(bytes), bytes);
-    braid_shm_done(s, seq);
-    return rc;
-}
-
 int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank, root = a->root;
@@ -74,7 +64,10 @@ int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
     /* the cells wherever they carry the others' blocks (braid_shm_cells),
      * single copy above */
     braid_shm_t *s = braid_shm_cells(c, others);
-    if (NULL == s && NULL != (s = braid_shm_direct(c, others))) return me == root ? direct_root(c, a, s, bytes) : direct_other(c, a, s, bytes);
+    if (NULL == s && NULL != (s = braid_shm_direct(c, others))) {
+        if (me == root) return direct_root(c, a, s, bytes);
+        return braid_shm_take_call(s, root, (uint64_t)me * bytes, a->rbuf, reader_part(bytes), bytes);
+    }
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     uint64_t seq = braid_shm_begin(s);

@@ -306,6 +306,16 @@ int braid_shm_take(braid_shm_t *s, uint64_t seq, int root, uint64_t at, void *ds
     return braid_shm_pair_read(s, seq, root, at, dst, m, bytes, give);
 }
 
+int braid_shm_take_call(braid_shm_t *s, int root, uint64_t off, void *dst, size_t m, size_t bytes)
+{
+    uint64_t seq = braid_shm_begin(s);
+    braid_shm_wait_one(s, seq, root);
+    uint64_t base = braid_shm_addr(s, seq, root);
+    int rc = braid_shm_take(s, seq, root, base ? base + off : 0, dst, m, bytes);
+    braid_shm_done(s, seq);
+    return rc;
+}
+
 braid_shm_t *braid_shm_cells(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = braid_shm_of(c, bytes);

@@ -336,6 +336,10 @@ static inline bool braid_shm_pairs(const braid_shm_t *s) { return 2 == s->size &
  *                   [0, m) - everything without a pair or an offer */
 int braid_shm_give(braid_shm_t *s, uint64_t seq, const void *src, size_t m, size_t bytes, int rc);
 int braid_shm_take(braid_shm_t *s, uint64_t seq, int root, uint64_t at, void *dst, size_t m, size_t bytes);
+/* A whole call of the other side (bcast's readers, scatter's others):
+ * numbers the call, waits for the root, takes the block at off of the
+ * root's published address, and is done. */
+int braid_shm_take_call(braid_shm_t *s, int root, uint64_t off, void *dst, size_t m, size_t bytes);
 size_t braid_shm_pair_split(size_t bytes, unsigned num, unsigned den);
 int braid_shm_pair_write(braid_shm_t *s, uint64_t seq, int dst, uint64_t at, const void *src,
                          size_t m, size_t bytes, int rc);
