@@ -86,6 +86,30 @@ static inline void mt_comms_free(MPI_Comm comms[MT_NCOMMS])
     MPI_Comm_free(&comms[2]);
 }
 
+/* The v forms' whole run (allgatherv, gatherv, alltoallv): case(comm,
+ * n, every_other) on each communicator of mt_comms for each of the block
+ * sizes n below (0, 1, 3, P + 1, 1000, 40000), every_other an int whose
+ * extent is two ints (a non-contiguous receive or send type); then the
+ * verdict (mt_finish). */
+static inline int mt_v_main(int *argc, char ***argv, const char *name,
+                            void (*run_case)(MPI_Comm comm, int n, MPI_Datatype every_other))
+{
+    MPI_Init(argc, argv);
+    int P;
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Datatype every_other;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other);
+    MPI_Type_commit(&every_other);
+    MPI_Comm comms[MT_NCOMMS];
+    mt_comms(comms);
+    int counts[] = { 0, 1, 3, P + 1, 1000, 40000 };
+    for (int c = 0; c < MT_NCOMMS; c++)
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) run_case(comms[c], counts[k], every_other);
+    MPI_Type_free(&every_other);
+    mt_comms_free(comms);
+    return mt_finish(name);
+}
+
 /* A communicator over the same processes in reversed rank order. */
 static inline MPI_Comm mt_reversed_comm(MPI_Comm comm)
 {
