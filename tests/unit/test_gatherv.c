@@ -93,17 +93,7 @@ START_TEST(values)
     /* 2: the cells (a slot that holds the case); 1: the cells with a
      * reader from byte 0; 1001: single copy above a 16 KiB slot; 3: no
      * reader and a slot of half the case: cells and messages mixed */
-    size_t counts[] = { 0, 1, 3, 1001, 2 };
-    int roots[3] = { 0, P / 2, P - 1 }, nroots = P <= 9 ? P : 3;
-    for (int ri = 0; ri < nroots; ri++)
-        for (int ci = 0; ci < 5; ci++) {
-            if (P > 16 && (ci == 0 || ci == 3)) continue;
-            for (int ip = 0; ip < 2; ip++) {
-                unit_case_t k = { .count = counts[ci], .esize = (ci + ip + ri) % 2 ? 32 : 8,
-                                  .in_place = ip, .root = P <= 9 ? ri : roots[ri] };
-                unit_run_check(unit_run_new(COLL, alg, P, &k), true, contracts, NALGS);
-            }
-        }
+    unit_rooted_cases(COLL, alg, P, contracts, NALGS);
 }
 END_TEST
 

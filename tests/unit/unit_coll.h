@@ -1235,4 +1235,25 @@ static inline void unit_run_check(unit_run_t *R, bool supported, const unit_cont
     unit_run_free(R);
 }
 
+/* The rooted collectives' cases (gather, scatter and their v forms): at
+ * P ranks, every root to P = 9 and roots 0, P / 2 and P - 1 above, each
+ * of the counts 0, 1, 3, 1001, 2 (the callers say what each exercises)
+ * but 0 and 1001 above P = 16, in place and not, elements of 8 or 32
+ * bytes alternating; each run checked against contracts (n rows). */
+static inline void unit_rooted_cases(braid_coll_t coll, int alg, int P, const unit_contract_t *contracts,
+                                     int n)
+{
+    static const size_t counts[] = { 0, 1, 3, 1001, 2 };
+    int roots[3] = { 0, P / 2, P - 1 }, nroots = P <= 9 ? P : 3;
+    for (int ri = 0; ri < nroots; ri++)
+        for (int ci = 0; ci < 5; ci++) {
+            if (P > 16 && (ci == 0 || ci == 3)) continue;
+            for (int ip = 0; ip < 2; ip++) {
+                unit_case_t k = { .count = counts[ci], .esize = (ci + ip + ri) % 2 ? 32 : 8,
+                                  .in_place = ip, .root = P <= 9 ? ri : roots[ri] };
+                unit_run_check(unit_run_new(coll, alg, P, &k), true, contracts, n);
+            }
+        }
+}
+
 #endif
