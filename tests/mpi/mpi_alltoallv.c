@@ -250,4 +250,4 @@ static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) free(*arrays[k]);
 }
 
-int main(int argc, char **argv) { return mt_v_main(&argc, &argv, "mpi_alltoallv", run); }
+int main(int argc, char **argv) { return mt_block_main(&argc, &argv, "mpi_alltoallv", run); }

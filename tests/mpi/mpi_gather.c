@@ -264,20 +264,4 @@ static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
     free(s0);
 }
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int P;
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
-    MPI_Datatype every_other;
-    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other);
-    MPI_Type_commit(&every_other);
-    MPI_Comm comms[MT_NCOMMS];
-    mt_comms(comms);
-    int counts[] = { 0, 1, 3, P + 1, 1000, 40000 };
-    for (int c = 0; c < MT_NCOMMS; c++)
-        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) run(comms[c], counts[k], every_other);
-    MPI_Type_free(&every_other);
-    mt_comms_free(comms);
-    return mt_finish("mpi_gather");
-}
+int main(int argc, char **argv) { return mt_block_main(&argc, &argv, "mpi_gather", run); }

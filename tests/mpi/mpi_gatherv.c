@@ -405,4 +405,4 @@ static void run(MPI_Comm comm, int n, MPI_Datatype every_other)
     free(t.below);
 }
 
-int main(int argc, char **argv) { return mt_v_main(&argc, &argv, "mpi_gatherv", run); }
+int main(int argc, char **argv) { return mt_block_main(&argc, &argv, "mpi_gatherv", run); }

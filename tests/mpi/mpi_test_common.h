@@ -86,13 +86,13 @@ static inline void mt_comms_free(MPI_Comm comms[MT_NCOMMS])
     MPI_Comm_free(&comms[2]);
 }
 
-/* The v forms' whole run (allgatherv, gatherv, alltoallv): case(comm,
- * n, every_other) on each communicator of mt_comms for each of the block
- * sizes n below (0, 1, 3, P + 1, 1000, 40000), every_other an int whose
- * extent is two ints (a non-contiguous receive or send type); then the
- * verdict (mt_finish). */
-static inline int mt_v_main(int *argc, char ***argv, const char *name,
-                            void (*run_case)(MPI_Comm comm, int n, MPI_Datatype every_other))
+/* A block collective's whole run (gather and scatter, their v forms,
+ * allgatherv, alltoallv): run_case(comm, n, every_other) on each
+ * communicator of mt_comms for each of the block sizes n below (0, 1, 3,
+ * P + 1, 1000, 40000), every_other an int whose extent is two ints (a
+ * non-contiguous receive or send type); then the verdict (mt_finish). */
+static inline int mt_block_main(int *argc, char ***argv, const char *name,
+                                void (*run_case)(MPI_Comm comm, int n, MPI_Datatype every_other))
 {
     MPI_Init(argc, argv);
     int P;
