@@ -150,8 +150,8 @@ static void single_copy(braid_shm_tier_t *t, braid_comm_t *comm, const braid_shm
     }
     if (cf->single_copy && !mine && !warned) {
         warned = true;
-        say(&t->hooks, 0, "warning: single-copy shared memory off: %s; bcast, reduce and "
-            "allgather above %zu bytes per rank go through UCX", err, cf->slot_bytes);
+        say(&t->hooks, 0, "warning: single-copy shared memory off: %s; collectives whose "
+            "data exceed a slot (%zu bytes per rank) go through UCX", err, cf->slot_bytes);
     }
 }
 
