@@ -96,7 +96,10 @@
  * stays as it is. --per-rank: after each size's row, a line "# per rank
  * p50 us:" with every rank's own p50 (who waits for whom: a reduce root that
  * folds while the others have left, or others held until the root read
- * their buffers).
+ * their buffers). --touch: before every call (warm-up included, untimed,
+ * ahead of the barrier) each rank writes its inputs again, so that the call
+ * meets freshly written data, as in an application's step, not the lines
+ * the previous call left in the caches.
  *
  * line_ns (last column): before each size, ranks 0 and 1 (when they share a
  * node) pass one cache line of a shared window back and forth LINE_TRIPS
@@ -461,7 +464,7 @@ typedef struct {
     op_id_t op;
     int inplace, validate, root, csv, steps;
     bench_mode_t mode;
-    int overlap, tests, rank_mean, per_rank;
+    int overlap, tests, rank_mean, per_rank, touch;
     long sleep_ms;
     char label[48]; /* -c as given (without the _block alias) */
 } options_t;
@@ -501,6 +504,8 @@ static void usage(FILE *f)
             "               async_* default to -i 10 -w 1)\n"
             "  --rank-mean  an iteration's time is the mean over ranks (OSU), not the max\n"
             "  --per-rank   also each rank's own p50, on a line after the size's row\n"
+            "  --touch      rewrite the inputs before every call, untimed (fresh data, as an\n"
+            "               application's step writes them)\n"
             "S is the full vector (nccl-tests): reduce_scatter sends S, allgather receives S,\n"
             "gather: the root receives S, scatter: the root sends S; the v forms: equal\n"
             "counts, the bytes of their non-v forms.\n"
@@ -569,7 +574,7 @@ static int parse_coll(const char *arg, options_t *o)
 static int parse_options(int argc, char **argv, options_t *o, int rank)
 {
     enum { OPT_INPLACE = 256, OPT_VALIDATE, OPT_CSV, OPT_STEPS, OPT_OVERLAP, OPT_TESTS, OPT_SLEEP,
-           OPT_RANK_MEAN, OPT_PER_RANK };
+           OPT_RANK_MEAN, OPT_PER_RANK, OPT_TOUCH };
     static const struct option longopts[] = {
         { "coll", required_argument, NULL, 'c' },   { "min", required_argument, NULL, 'b' },
         { "max", required_argument, NULL, 'e' },    { "iters", required_argument, NULL, 'i' },
@@ -582,6 +587,7 @@ static int parse_options(int argc, char **argv, options_t *o, int rank)
         { "sleep-ms", required_argument, NULL, OPT_SLEEP },
         { "rank-mean", no_argument, NULL, OPT_RANK_MEAN },
         { "per-rank", no_argument, NULL, OPT_PER_RANK },
+        { "touch", no_argument, NULL, OPT_TOUCH },
         { NULL, 0, NULL, 0 },
     };
     *o = (options_t){ .coll = B_ALLREDUCE, .min_size = 8, .max_size = 32u << 20, .warmup = 10,
@@ -620,6 +626,7 @@ static int parse_options(int argc, char **argv, options_t *o, int rank)
         case OPT_SLEEP: if ((o->sleep_ms = atol(optarg)) < 0) bad = "--sleep-ms needs T >= 0"; break;
         case OPT_RANK_MEAN: o->rank_mean = 1; break;
         case OPT_PER_RANK: o->per_rank = 1; break;
+        case OPT_TOUCH: o->touch = 1; break;
         case 'h': if (0 == rank) usage(stdout); return 1;
         default: bad = "unknown option or missing argument"; break;
         }
@@ -1199,6 +1206,11 @@ static double one_iteration(const bench_t *b, size_t count, double compute_s, do
 {
     const options_t *o = b->o;
     MPI_Request req;
+    /* --touch: the inputs written now, by this rank's core, as an
+     * application writes the data it sends (without it the send buffer's
+     * lines stay where the last call left them: a single-copy reader may
+     * find them in its own cache) */
+    if (o->touch && !coll_sizeless(o->coll) && B_PAIRWISE != o->coll) fill_inputs(b, count);
     MPI_Barrier(b->comm);
     if (M_ASYNC == o->mode) {
         if (MPI_SUCCESS != post_nonblocking(b, count, &req)) *err = 1;
