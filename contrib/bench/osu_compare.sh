@@ -22,7 +22,9 @@
 # the column of a row to compare (default 2, the latency; the nonblocking
 # benchmarks osu_i* print overall time in 2, compute in 3, pure
 # communication time in 4 and overlap % in 5, where a larger figure is
-# better: the ratio column then reads braid / tuned).
+# better: the ratio column then reads braid / tuned). The peer column is
+# named libnbc for a benchmark named osu_i* (Open MPI runs the nonblocking
+# collectives there), tuned otherwise.
 set -euo pipefail
 np=2 reps=5 bind=core build=$(cd "$(dirname "$0")/../.." && pwd)/build split=0 col=2
 while getopts n:r:B:b:L:k: o; do
@@ -42,6 +44,10 @@ braid_bench_launch launch "$build" "$bind"
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 declare -A var=([braid]="" [tuned]="--mca coll ^braid")
+# the peer's name in the table: Open MPI runs the nonblocking benchmarks
+# (osu_i*) in libnbc, the blocking ones in tuned
+peer=tuned
+case $(basename "$1") in osu_i*) peer=libnbc ;; esac
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)  ($(nproc) cores, np=$np, $reps reps, $(basename "$1"))"
 for _ in $(seq "$reps"); do
     for v in braid tuned; do
@@ -59,7 +65,7 @@ for _ in $(seq "$reps"); do
     done
 done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$rows" "$split" "$col" <<'PY'
+python3 - "$rows" "$split" "$col" "$peer" <<'PY'
 import sys
 from collections import defaultdict
 def median(v):
@@ -67,6 +73,7 @@ def median(v):
     return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
 split = float(sys.argv[2])
 better_high = sys.argv[3] == "5"   # osu_i* overlap %: higher is better
+peer = sys.argv[4]
 d = defaultdict(list)
 for line in open(sys.argv[1]):
     v, s, t, ns = line.split()
@@ -76,7 +83,7 @@ for g in (0, 1) if split > 0 else (0,):
     if split > 0:
         print(f"\nruns with line_ns {'<=' if g == 0 else '>'} {split:.0f} (samples in parentheses):\n")
     unit = "%" if better_high else "us"
-    print(f"| size | braid {unit} | tuned {unit} | {'braid/tuned' if better_high else 'tuned/braid'} |")
+    print(f"| size | braid {unit} | {peer} {unit} | {f'braid/{peer}' if better_high else f'{peer}/braid'} |")
     print("| ---: | ---: | ---: | ---: |")
     for s in sorted({s for gg, s, _ in d if gg == g}):
         b, t = d[(g, s, "braid")], d[(g, s, "tuned")]
