@@ -467,6 +467,39 @@ START_TEST(single_copy_writers)
 }
 END_TEST
 
+/* A writer's failure reaches both ends: where the single copy is shared
+ * (the destination reads a part, the source writes the rest) and every
+ * write fails, the writer returns the failure and the rank written to
+ * learns it from the writer's status word - every rank returns
+ * BRAID_ERR_TRANSPORT, none waits for ever (the case's timeout), none
+ * returns BRAID_OK over a block it did not get. */
+static void check_write_failure(braid_coll_t coll, int alg, int P, const unit_case_t *k)
+{
+    unit_run_t *R = unit_run_new(coll, alg, P, k);
+    R->shm_write_fails = true;
+    ck_assert_int_eq(unit_run_exec(R), BRAID_ERR_TRANSPORT);
+    unsigned long w = atomic_load(&R->shm_writes);
+    ck_assert_msg(w > 0, "%s P=%d: no single-copy write tried", braid_coll_name(coll), P);
+    for (int r = 0; r < P; r++)
+        ck_assert_msg(BRAID_ERR_TRANSPORT == R->rc[r], "%s P=%d: rank %d returned %d after a failed write",
+                      braid_coll_name(coll), P, r, R->rc[r]);
+    unit_run_free(R);
+}
+
+START_TEST(single_copy_write_failure)
+{
+    unit_case_t k = { .count = 4096, .esize = 8, .root = 0 };
+    for (int P = 2; P <= 3; P++) {
+        check_write_failure(BRAID_COLL_GATHER, BRAID_GATHER_SHM, P, &k);
+        check_write_failure(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, P, &k);
+    }
+    check_write_failure(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, &k);
+    check_write_failure(BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 2, &k);
+    unit_case_t b = { .count = 32768, .esize = 1, .root = 0 };
+    check_write_failure(BRAID_COLL_BCAST, BRAID_BCAST_SHM, 2, &b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("shm");
@@ -477,6 +510,7 @@ int main(void)
     tcase_add_test(tc, span_pieces);
     tcase_add_test(tc, block_way_by_distance);
     tcase_add_test(tc, single_copy_writers);
+    tcase_add_test(tc, single_copy_write_failure);
     tcase_add_test(tc, fold_own_operand);
     tcase_add_loop_test(tc, line_probe, 0, 21);
     return unit_run_suite(s);

@@ -253,6 +253,9 @@ typedef struct unit_run {
     _Atomic unsigned long shm_writes; /* ... of which writes */
     bool shm_driver_mem;            /* the ranks' buffers act as CUDA-mapped memory:
                                        the reader refuses them (unit_shm_read) */
+    bool shm_write_fails;           /* every single-copy write fails, as
+                                       process_vm_writev on a peer gone wrong
+                                       (set by the test; unit_run_exec keeps it) */
     braid_shm_t shm[UNIT_MAX_P];
     /* results */
     int rc[UNIT_MAX_P];
@@ -587,6 +590,7 @@ static inline int unit_shm_write(void *arg, int r, uint64_t dst, const void *src
     (void)r;
     atomic_fetch_add_explicit(&R->shm_copies, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&R->shm_writes, 1, memory_order_relaxed);
+    if (R->shm_write_fails) return BRAID_ERR_TRANSPORT;
     if (0 == dst || (R->shm_driver_mem && unit_in_rank_buffers(R, (const void *)(uintptr_t)dst, bytes)))
         return BRAID_ERR_TRANSPORT;
     memcpy((void *)(uintptr_t)dst, src, bytes);
