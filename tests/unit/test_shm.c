@@ -497,6 +497,9 @@ START_TEST(single_copy_write_failure)
     check_write_failure(BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 2, &k);
     unit_case_t b = { .count = 32768, .esize = 1, .root = 0 };
     check_write_failure(BRAID_COLL_BCAST, BRAID_BCAST_SHM, 2, &b);
+    check_write_failure(BRAID_COLL_REDUCE, BRAID_REDUCE_SHM, 2, &k);
+    check_write_failure(BRAID_COLL_SCAN, BRAID_SCAN_SHM, 2, &k);
+    check_write_failure(BRAID_COLL_EXSCAN, BRAID_EXSCAN_SHM, 2, &k);
 }
 END_TEST
 
