@@ -13,9 +13,14 @@
 # table for the runs whose line_ns (braid_bench's last column, a cache
 # line's round trip between ranks 0 and 1, measured at the run's first
 # size) is at most NS and one for the others, each median's run count in
-# parentheses: a virtual machine's near and far states apart.
+# parentheses: a virtual machine's near and far states apart. The medians
+# also go, as CSV rows (B against A, B against tuned), to the results file
+# (contrib/bench/results.sh: $BRAID_RESULTS, default build/results/ab.csv).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=contrib/bench/results.sh
+source "$here/results.sh"
+results_open "$0" "$@"
 np=2 reps=5 colls=allreduce max=32M budget=0.05 out="" A="" B="" split=0
 while getopts "a:b:n:r:c:e:t:o:L:" opt; do
     case $opt in
@@ -32,7 +37,7 @@ source "$here/../braid_env.sh"
 pkglib=$(braid_pkglibdir)
 braid_run_as_root
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+trap 'rm -f "$raw" "$BRAID_RESULTS_ROWS"' EXIT
 run() { # variant component-dir extra-mca...
     local v=$1 dir=$2; shift 2
     for c in ${colls//,/ }; do
@@ -49,10 +54,12 @@ for ((rep = 1; rep <= reps; rep++)); do
 done
 [ -n "$out" ] && cp "$raw" "$out"
 # variant,coll,np,dtype,op,inplace,size_bytes,count,iters,p50_us,...,line_ns
-python3 - "$raw" "$split" <<'PY'
-import csv, statistics, sys
+python3 - "$raw" "$split" "$np" "$A" "$B" <<'PY'
+import csv, os, statistics, sys
 from collections import defaultdict
 split = float(sys.argv[2])
+np_, build_a, build_b = sys.argv[3:6]
+out = csv.writer(open(os.environ["BRAID_RESULTS_ROWS"], "a"), lineterminator="\n")
 runs, state = defaultdict(list), {}
 n = defaultdict(int)
 for row in csv.reader(open(sys.argv[1])):
@@ -77,4 +84,10 @@ for st in ("all", "near", "far"):
         cell = lambda v: (f"{m[v]:.2f}" + (f"({len(d[v])})" if st != "all" else "")) if v in m else "-"
         ratio = m["B"] / m["A"] if "A" in m and "B" in m and m["A"] > 0 else float("nan")
         print(f"{c:15} {s:>9} {cell('A'):>11} {cell('B'):>11} {cell('tuned'):>11} {ratio:6.2f}")
+        note = f"B: {build_b}; A: {build_a}" + ("" if st == "all" else f"; {st}: line_ns {'<=' if st == 'near' else '>'} {split:g}")
+        for peer, name in (("A", "braid build A"), ("tuned", "tuned")):
+            if "B" in m and peer in m:
+                out.writerow([c, np_, s, f"{m['B']:.2f}", name, f"{m[peer]:.2f}",
+                              min(len(d["B"]), len(d[peer])), "auto", note])
 PY
+results_close

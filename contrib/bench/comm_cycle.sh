@@ -24,9 +24,15 @@
 # mode (dup+free 7-9 us or 11-13 us, whatever the component), and the
 # median then says more about the draw than about the component.
 # BIND=core in the environment binds the ranks (mpirun --bind-to; default
-# none, as braid_bench's scripts run).
+# none, as braid_bench's scripts run). The medians also go, as CSV rows
+# (note: the section, the kind and the allocations), to the results file
+# (contrib/bench/results.sh: $BRAID_RESULTS, default
+# build/results/comm_cycle.csv).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=contrib/bench/results.sh
+source "$here/results.sh"
+results_open "$0" "$@"
 top=$(cd "$here/../.." && pwd)
 build=$top/build other="" bind=${BIND:-none} np=2 reps=5 cycles=200 fresh=50 count_allocs=1 out=""
 while getopts "b:a:n:r:c:f:Ao:" opt; do
@@ -56,7 +62,7 @@ if [ -n "$other" ]; then
     [ -f "$other/.libs/mca_coll_braid.so" ] || { echo "comm_cycle.sh: no $other/.libs/mca_coll_braid.so" >&2; exit 2; }
     otherdir=$(braid_component_dir "$other/.libs/mca_coll_braid.so" "$pkglib")
 fi
-trap 'rm -rf "$tmp" "$compdir" ${otherdir:+"$otherdir"}' EXIT
+trap 'rm -rf "$tmp" "$compdir" ${otherdir:+"$otherdir"} "$BRAID_RESULTS_ROWS"' EXIT
 preload=()
 if [ "$count_allocs" = 1 ]; then
     ${CC:-cc} -O2 -shared -fPIC -o "$tmp/malloc_count.so" "$here/malloc_count.c"
@@ -85,8 +91,9 @@ done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -n "$out" ] && cp "$raw" "$out"
 # variant,section,kind,us,allocs
-python3 - "$raw" <<'PY'
-import csv, sys
+python3 - "$raw" "$np" <<'PY'
+import csv, os, sys
+res = csv.writer(open(os.environ["BRAID_RESULTS_ROWS"], "a"), lineterminator="\n")
 def median(x):   # (python3-minimal has no statistics module)
     x = sorted(x)
     n = len(x)
@@ -113,6 +120,12 @@ for k in order:
     print(f"{k[0]:14} {k[1]:26} " + (f"{med(us, k, 'other'):10.2f} " if other else "") +
           f"{b:10.2f} {t:10.2f} {r:6.2f} " + (f"{fa(med(al, k, 'other')):>13} " if other else "") +
           f"{fa(med(al, k, 'braid')):>13} {fa(med(al, k, 'tuned')):>13}")
+    if b == b and t == t:
+        word = k[1].split()[0]
+        res.writerow([word if word.isalpha() else k[1], sys.argv[2], "", f"{b:.2f}", "tuned", f"{t:.2f}",
+                      min(len(us[(k, 'braid')]), len(us[(k, 'tuned')])), "auto",
+                      f"{k[0]}: {k[1]}; allocations per call braid {fa(med(al, k, 'braid'))}, "
+                      f"tuned {fa(med(al, k, 'tuned'))}"])
 def best(k, v):
     x = us.get((k, v))
     return min(x) if x else float("nan")
@@ -126,3 +139,4 @@ for k in order:
     print(f"{k[0]:14} {k[1]:26} " + (f"{best(k, 'other'):10.2f} " if other else "") +
           f"{b:10.2f} {t:10.2f} {b / t if t > 0 else float('nan'):6.2f}")
 PY
+results_close

@@ -11,7 +11,13 @@
 #   contrib/bench/methods.sh [-n NP] [-r REPS] [-e MAXBYTES] [-b BUILD_DIR] [-c COLLS]
 # Prints the load average before and after, then one markdown table:
 #   | coll | size | method | braid us | tuned us | tuned/braid |
+# and writes the medians as CSV rows (note "method=...") to the results
+# file (contrib/bench/results.sh: $BRAID_RESULTS, default
+# build/results/methods.csv).
 set -euo pipefail
+# shellcheck source=contrib/bench/results.sh
+source "$(dirname "$0")/results.sh"
+results_open "$0" "$@"
 NP=2 REPS=5 MAXB=1024 COLLS=allreduce,bcast,reduce,barrier
 BUILD=$(cd "$(dirname "$0")/../.." && pwd)/build
 while getopts n:r:e:b:c: o; do
@@ -26,7 +32,7 @@ braid_run_as_root
 ompi_dir=$(braid_pkglibdir)
 export OMPI_MCA_mca_base_component_path="$BUILD/.libs${ompi_dir:+:$ompi_dir}"
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+trap 'rm -rf "$out" "$BRAID_RESULTS_ROWS"' EXIT
 declare -A VAR=( [braid]="" [tuned]="--mca coll ^braid" )
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)  ($(nproc) cores, np=$NP, $REPS reps)"
 for rep in $(seq "$REPS"); do
@@ -44,8 +50,9 @@ for rep in $(seq "$REPS"); do
     done
 done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$out/rows" <<'PY'
-import sys, statistics, collections
+python3 - "$out/rows" "$NP" <<'PY'
+import csv, os, sys, statistics, collections
+res = csv.writer(open(os.environ["BRAID_RESULTS_ROWS"], "a"), lineterminator="\n")
 d = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     v, m, c, b, t = line.split()
@@ -58,4 +65,7 @@ for c, b, m in keys:
     if not x or not y: continue
     bx, ty = statistics.median(x), statistics.median(y)
     print(f"| {c} | {b} | {m} | {bx:.2f} | {ty:.2f} | {ty / bx:.2f} |")
+    res.writerow([c, sys.argv[2], b, f"{bx:.2f}", "tuned", f"{ty:.2f}", min(len(x), len(y)), "auto",
+                  f"method={m}"])
 PY
+results_close

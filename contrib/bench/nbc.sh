@@ -23,8 +23,14 @@
 # -t: braid_bench's time budget per size at np=2 (default 0.02); -T: MPI_Test calls
 # in the second overlap case (default 8); -k: keep the raw CSV there.
 # Prints the machine, the load average before and after, and Markdown tables
-# (ratio = libnbc time / braid time: > 1 means braid is faster).
+# (ratio = libnbc time / braid time: > 1 means braid is faster); the medians
+# also go, as CSV rows (peer libnbc, or "braid blocking" for the engine's
+# cost over the blocking call), to the results file
+# (contrib/bench/results.sh: $BRAID_RESULTS, default build/results/nbc.csv).
 set -euo pipefail
+# shellcheck source=contrib/bench/results.sh
+source "$(dirname "$0")/results.sh"
+results_open "$0" "$@"
 REPS=5 MAXB=4M BUDGET=0.02 TESTS=8 KEEP= SMALL=0
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$TOP/build
@@ -46,7 +52,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 pkglibdir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
 compdir=$(braid_component_dir "$SO" "$pkglibdir")
 out=$(mktemp -d)
-trap 'rm -rf "$out" "$compdir"' EXIT
+trap 'rm -rf "$out" "$compdir" "$BRAID_RESULTS_ROWS"' EXIT
 export OMPI_MCA_mca_base_component_path=$compdir
 info=$(ompi_info --param coll braid --level 9 --parsable 2>/dev/null)
 grep -q coll_braid_priority <<<"$info" || { echo "nbc.sh: braid not loaded from $compdir" >&2; exit 2; }
@@ -117,7 +123,8 @@ echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 [[ -n $KEEP ]] && mkdir -p "$KEEP" && cp "$out/rows" "$KEEP/nbc_rows.csv"
 
 python3 - "$out/rows" "$THREAD_VARIANT" <<'PY'
-import sys, statistics as st, collections
+import csv, os, sys, statistics as st, collections
+res = csv.writer(open(os.environ["BRAID_RESULTS_ROWS"], "a"), lineterminator="\n")
 rows = collections.defaultdict(list)
 # group,variant,coll,np,dtype,op,inplace,size_bytes,count,iters,p50_us,min,max,algbw,busbw,valid[,total,compute,overlap,tests]
 for line in open(sys.argv[1]):
@@ -130,6 +137,10 @@ def med(g, c, n, s, v, k=0):
     x = rows.get((g, c, n, s, v))
     return st.median(r[k] for r in x) if x else None
 def fmt(x, d=2): return "-" if x is None else f"{x:.{d}f}"
+def cnt(g, c, n, s, *vs): return min(len(rows.get((g, c, n, s, v), ())) for v in vs)
+def emit(c, n, s, b, peer, p, reps, alg="auto", note=""):
+    if b is not None and p is not None:
+        res.writerow([c, n, s, f"{b:.2f}", peer, f"{p:.2f}", reps, alg, note])
 def ratio(a, b): return None if a is None or b is None or b <= 0 else a / b
 def sizes(g, c, n): return sorted({k[3] for k in rows if k[0] == g and k[1] == c and k[2] == n})
 def human(b):
@@ -148,6 +159,8 @@ for c in BLOCK:
         bl = med("blocking", BLOCK[c], 2, s, "braid")
         r, rb = ratio(l, b), ratio(b, bl)
         print(f"| {c} | {human(s)} | {fmt(b)} | {fmt(l)} | {fmt(r)} | {fmt(bl)} | {fmt(rb)} |")
+        emit(c, 2, s, b, "libnbc", l, cnt("nb", c, 2, s, "braid", "libnbc"))
+        emit(c, 2, s, b, "braid blocking", bl, cnt("nb", c, 2, s, "braid"))
         if r is not None and r < 1.0: goal["below_nbc"].append((c, 2, s, r))
         if c in ("iallreduce", "ibcast", "ireduce", "ibarrier") and s <= 1024:
             if r is not None: goal["small_vs_nbc"].append((r, c, s))
@@ -161,6 +174,8 @@ for c in ("allreduce_init", "bcast_init", "reduce_init"):
         bl = med("blocking", c[:-5], 2, s, "braid")
         rb = ratio(b, bl)
         print(f"| {c} | {human(s)} | {fmt(b)} | {fmt(bl)} | {fmt(rb)} | {fmt(l)} | {fmt(ratio(l, b))} |")
+        emit(c, 2, s, b, "libnbc", l, cnt("nb", c, 2, s, "braid", "libnbc"))
+        emit(c, 2, s, b, "braid blocking", bl, cnt("nb", c, 2, s, "braid"))
         if rb is not None: goal["pers"].append((rb, c, s))
 variants = ["braid", "libnbc"] + ([thread] if thread else [])
 for g in sorted({k[0] for k in rows if k[0].startswith("overlap")}):
@@ -173,6 +188,11 @@ for g in sorted({k[0] for k in rows if k[0].startswith("overlap")}):
             cells += [fmt(med(g, "iallreduce", 2, s, v, 0)), fmt(med(g, "iallreduce", 2, s, v, 1)),
                       fmt(med(g, "iallreduce", 2, s, v, 3), 0)]
         print(f"| {human(s)} | " + " | ".join(cells) + " |")
+        pct = "; ".join(f"{v} overlap {fmt(med(g, 'iallreduce', 2, s, v, 3), 0)} %, pure "
+                        f"{fmt(med(g, 'iallreduce', 2, s, v, 0))} us" for v in variants)
+        emit("iallreduce", 2, s, med(g, "iallreduce", 2, s, "braid", 1), "libnbc",
+             med(g, "iallreduce", 2, s, "libnbc", 1), cnt(g, "iallreduce", 2, s, "braid", "libnbc"),
+             "auto", f"overlap, {g[7:]} MPI_Test calls, total time; {pct}")
 print("\n### post + wait at np 3, 4, 8 (oversubscribed on the cores above; sanity check, us)\n")
 print("| coll | np | size | braid | libnbc | libnbc/braid |")
 print("| --- | ---: | ---: | ---: | ---: | ---: |")
@@ -182,6 +202,8 @@ for c in ("iallreduce", "ibcast", "ireduce", "ibarrier"):
             b, l = med("nb", c, n, s, "braid"), med("nb", c, n, s, "libnbc")
             r = ratio(l, b)
             print(f"| {c} | {n} | {human(s)} | {fmt(b)} | {fmt(l)} | {fmt(r)} |")
+            emit(c, n, s, b, "libnbc", l, cnt("nb", c, n, s, "braid", "libnbc"), "auto",
+                 "oversubscribed" if n > 2 else "")
             if r is not None and r < 1.0: goal["below_nbc"].append((c, n, s, r))
 print("\n### asynchronous progress: rank 0 sleeps 200 ms between post and wait; the others' wait (ms, median over runs of each run's p50 of 3)\n")
 print("| coll | np | size | " + " | ".join(variants) + " |")
@@ -193,6 +215,11 @@ for c in ("async_iallreduce", "async_ibcast"):
             vals = [med("async", c, n, s, v) for v in variants]
             print(f"| {c[6:]} | {n} | {human(s)} | " + " | ".join(fmt(None if x is None else x / 1e3, 1) for x in vals) + " |")
             if thread and vals[-1] is not None: async_thread.append((vals[-1] / 1e3, c[6:], n, s))
+            for v, x in zip(variants, vals):
+                if v != "libnbc":
+                    emit(c, n, s, x, "libnbc", vals[1], cnt("async", c, n, s, v, "libnbc"),
+                         "progress_thread" if v == thread else "auto",
+                         "rank 0 sleeps 200 ms between post and wait; the others' wait")
 print("\n### goals\n")
 if goal["small_vs_nbc"]:
     r, c, s = min(goal["small_vs_nbc"])
@@ -217,3 +244,4 @@ elif any(k[0] == "async" for k in rows):
 else:
     print("* async progress: not run (-s)")
 PY
+results_close

@@ -24,8 +24,13 @@
 # communication time in 4 and overlap % in 5, where a larger figure is
 # better: the ratio column then reads braid / tuned). The peer column is
 # named libnbc for a benchmark named osu_i* (Open MPI runs the nonblocking
-# collectives there), tuned otherwise.
+# collectives there), tuned otherwise. The medians also go, as CSV rows,
+# to the results file (contrib/bench/results.sh: $BRAID_RESULTS, default
+# build/results/osu_compare.csv).
 set -euo pipefail
+# shellcheck source=contrib/bench/results.sh
+source "$(dirname "$0")/results.sh"
+results_open "$0" "$@"
 np=2 reps=5 bind=core build=$(cd "$(dirname "$0")/../.." && pwd)/build split=0 col=2
 while getopts n:r:B:b:L:k: o; do
     case $o in
@@ -42,7 +47,7 @@ source "$(dirname "$0")/../braid_env.sh"
 launch=()
 braid_bench_launch launch "$build" "$bind"
 rows=$(mktemp)
-trap 'rm -f "$rows"' EXIT
+trap 'rm -f "$rows" "$BRAID_RESULTS_ROWS"' EXIT
 declare -A var=([braid]="" [tuned]="--mca coll ^braid")
 # the peer's name in the table: Open MPI runs the nonblocking benchmarks
 # (osu_i*) in libnbc, the blocking ones in tuned
@@ -65,8 +70,8 @@ for _ in $(seq "$reps"); do
     done
 done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$rows" "$split" "$col" "$peer" <<'PY'
-import sys
+python3 - "$rows" "$split" "$col" "$peer" "$np" "$(basename "$1")" <<'PY'
+import csv, os, sys
 from collections import defaultdict
 def median(v):
     v = sorted(v)
@@ -74,6 +79,9 @@ def median(v):
 split = float(sys.argv[2])
 better_high = sys.argv[3] == "5"   # osu_i* overlap %: higher is better
 peer = sys.argv[4]
+np_, bench = sys.argv[5], sys.argv[6]
+coll = bench[4:] if bench.startswith("osu_") else bench
+out = csv.writer(open(os.environ["BRAID_RESULTS_ROWS"], "a"), lineterminator="\n")
 d = defaultdict(list)
 for line in open(sys.argv[1]):
     v, s, t, ns = line.split()
@@ -95,4 +103,15 @@ for g in (0, 1) if split > 0 else (0,):
             num, den = (mb, mt) if better_high else (mt, mb)
             ratio = f"{num / den:.2f}" if den > 0 else "-"
         print(f"| {s} | {cell(b)} | {cell(t)} | {ratio} |")
+        if b and t:
+            note = f"{bench}" + (f", column {sys.argv[3]}" if sys.argv[3] != "2" else "")
+            if split > 0:
+                note += f"; line_ns {'<=' if g == 0 else '>'} {split:.0f}"
+            if better_high:   # overlap %, not a time: in the note only
+                out.writerow([coll, np_, s, "", peer, "", min(len(b), len(t)), "auto",
+                              f"{note}; overlap % braid {median(b):.2f}, {peer} {median(t):.2f}"])
+            else:
+                out.writerow([coll, np_, s, f"{median(b):.2f}", peer, f"{median(t):.2f}",
+                              min(len(b), len(t)), "auto", note])
 PY
+results_close

@@ -15,7 +15,13 @@
 # braid_bench measures line_ns before each repetition (a cache line's
 # round trip between ranks 0 and 1) and the repetitions form two tables,
 # line_ns at most NS and above: a virtual machine's near and far states.
+# The medians also go, as CSV rows (peer "braid blocking", so ratio =
+# blocking / nonblocking), to the results file (contrib/bench/results.sh:
+# $BRAID_RESULTS, default build/results/osu_nb_blocking.csv).
 set -euo pipefail
+# shellcheck source=contrib/bench/results.sh
+source "$(dirname "$0")/results.sh"
+results_open "$0" "$@"
 np=2 reps=5 bind=core build=$(cd "$(dirname "$0")/../.." && pwd)/build split=0
 while getopts n:r:B:b:L: o; do
     case $o in
@@ -32,7 +38,7 @@ source "$(dirname "$0")/../braid_env.sh"
 launch=()
 braid_bench_launch launch "$build" "$bind"
 rows=$(mktemp)
-trap 'rm -f "$rows"' EXIT
+trap 'rm -f "$rows" "$BRAID_RESULTS_ROWS"' EXIT
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)  ($(nproc) cores, np=$np, $reps reps, $(basename "$nonblocking") / $(basename "$blocking"))"
 for _ in $(seq "$reps"); do
     ns=-1
@@ -46,9 +52,12 @@ for _ in $(seq "$reps"); do
         awk -v ns="${ns:--1}" '/^[0-9]+[ \t]/ { print "nb", $1, $4, ns }' >>"$rows"
 done
 echo "# load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$rows" "$split" <<'PY'
-import sys
+python3 - "$rows" "$split" "$np" "$(basename "$nonblocking")" <<'PY'
+import csv, os, sys
 from collections import defaultdict
+np_, bench = sys.argv[3], sys.argv[4]
+coll = bench[4:] if bench.startswith("osu_") else bench
+out = csv.writer(open(os.environ["BRAID_RESULTS_ROWS"], "a"), lineterminator="\n")
 def median(v):
     v = sorted(v)
     return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
@@ -67,4 +76,11 @@ for g in (0, 1) if split > 0 else (0,):
         cell = lambda x: (f"{median(x):.2f}" + (f" ({len(x)})" if split > 0 else "")) if x else "-"
         ratio = f"{median(nb) / median(b):.2f}" if b and nb and median(b) > 0 else "-"
         print(f"| {s} | {cell(b)} | {cell(nb)} | {ratio} |")
+        if b and nb:
+            note = f"{bench} pure communication (column 4) against the blocking benchmark"
+            if split > 0:
+                note += f"; line_ns {'<=' if g == 0 else '>'} {split:.0f}"
+            out.writerow([coll, np_, s, f"{median(nb):.2f}", "braid blocking", f"{median(b):.2f}",
+                          min(len(b), len(nb)), "auto", note])
 PY
+results_close

@@ -9,8 +9,14 @@
 # Prints the median over repetitions of each run's p50 (us) and busbw.
 #
 #   contrib/bench/thread_levels.sh [-n NP] [-r REPS] [-b BUILD_DIR]
+# The medians also go, as CSV rows (algorithm: C, C_multiple, mpi4py), to
+# the results file (contrib/bench/results.sh: $BRAID_RESULTS, default
+# build/results/thread_levels.csv).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=contrib/bench/results.sh
+source "$here/results.sh"
+results_open "$0" "$@"
 top=$(cd "$here/../.." && pwd)
 np=2 reps=5 build=$top/build
 while getopts "n:r:b:" opt; do
@@ -25,7 +31,7 @@ source "$top/contrib/braid_env.sh"
 pkglib=$(braid_pkglibdir)
 braid_run_as_root
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+trap 'rm -f "$raw" "$BRAID_RESULTS_ROWS"' EXIT
 mpi() { # variant mode command...
     local v=$1 mode=$2; shift 2
     local sel=()
@@ -44,7 +50,8 @@ for ((rep = 1; rep <= reps; rep++)); do
     done
 done
 python3 - "$raw" "$np" <<'PY'
-import re, statistics, sys
+import csv, os, re, statistics, sys
+res = csv.writer(open(os.environ["BRAID_RESULTS_ROWS"], "a"), lineterminator="\n")
 from collections import defaultdict
 P = int(sys.argv[2])
 d = defaultdict(list)
@@ -63,9 +70,13 @@ for mode in ("C", "C_multiple", "mpi4py"):
     for s in (8, 1 << 20):
         t, b = d.get((mode, s, "tuned")), d.get((mode, s, "braid"))
         if not t or not b: continue
+        reps = min(len(t), len(b))
         t, b = statistics.median(t), statistics.median(b)
+        res.writerow(["allreduce", P, s, f"{b:.2f}", "tuned", f"{t:.2f}", reps, mode,
+                      "MPI_THREAD_MULTIPLE, one thread calling" if mode != "C" else "MPI_Init"])
         bw = lambda us: s / (us * 1e-6) / 1e9 * 2 * (P - 1) / P
         name = {"C": "C, MPI_Init", "C_multiple": "C, MPI_THREAD_MULTIPLE", "mpi4py": "mpi4py"}[mode]
         size = "8 B" if s == 8 else "1 MiB"
         print(f"| {name} | {size} | {t:.2f} | {b:.2f} | {bw(t):.3f} | {bw(b):.3f} | {t / b:.2f} |")
 PY
+results_close

@@ -33,8 +33,15 @@
 # runs every variant across HOSTS simulated hosts (network namespaces on
 # this machine, root; tests/multihost/run_multihost.sh; NP/HOSTS ranks per
 # host, TCP between hosts for braid's UCX and ob1 alike).
+#
+# The medians also go, as CSV rows (the first variant against each other),
+# to the results file (contrib/bench/results.sh: $BRAID_RESULTS, default
+# build/results/variants.csv).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=contrib/bench/results.sh
+source "$here/results.sh"
+results_open "$0" "$@"
 top=$(cd "$here/../.." && pwd)
 np=2 reps=5 colls=allreduce max=1M budget=0.05 build=$top/build hosts=0 keep=0 check_only=0
 bind=none bench_args="" line_split=0
@@ -84,7 +91,7 @@ export OMPI_MCA_mca_base_component_path=$build/.libs:$pkglib
 # file in it; PMIx gets its own plugin directory back
 braid_mpirun_env
 raw=$(mktemp)
-trap 'rm -f "$raw" "$raw.err"' EXIT
+trap 'rm -f "$raw" "$raw.err" "$BRAID_RESULTS_ROWS"' EXIT
 
 # check VARIANT ARGS...: which component runs each collective on MPI_COMM_WORLD
 check() {
@@ -190,14 +197,17 @@ for ((rep = 1; rep <= reps; rep++)); do
         done
     done
 done
-python3 - "$raw" "$line_split" "${names[@]}" <<'PY'
-import csv, sys
+python3 - "$raw" "$line_split" "$np" "$@" <<'PY'
+import csv, os, sys
 from collections import defaultdict
 
 def median(v):   # python3-minimal (the Debian 13 root) has no statistics module
     v = sorted(v)
     return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
-split, names = float(sys.argv[2]), sys.argv[3:]
+split, np_ = float(sys.argv[2]), sys.argv[3]
+specs = [a.split("=", 1) for a in sys.argv[4:]]
+names = [n for n, _ in specs]
+out = csv.writer(open(os.environ["BRAID_RESULTS_ROWS"], "a"), lineterminator="\n")
 d = defaultdict(list)
 line = defaultdict(list)
 for row in csv.reader(open(sys.argv[1])):
@@ -219,8 +229,14 @@ for group in (0, 1) if split > 0 else (0,):
         print(f"| {c} | {s} | " + " | ".join(f"{x:.2f}" + (f" ({len(n)})" if split > 0 else "")
                                             for x, n in zip(m, v)) + " | "
               + " | ".join(f"{x / m[0]:.2f}" for x in m[1:]) + " |")
+        state = "" if split <= 0 else f"line_ns {'<=' if group == 0 else '>'} {split:.0f}; "
+        for (n, args), x, samples in list(zip(specs, m, v))[1:]:
+            if v[0] and samples:
+                out.writerow([c, np_, s, f"{m[0]:.2f}", n, f"{x:.2f}", min(len(v[0]), len(samples)),
+                              names[0], f"{state}{specs[0][0]}: {specs[0][1] or '-'}; {n}: {args or '-'}"])
 if line:
     print("\nline_ns (a cache line's round trip between ranks 0 and 1, before each size), "
           "median / max over the rows: "
           + ", ".join(f"{n} {median(line[n]):.0f} / {max(line[n]):.0f}" for n in names if line[n]))
 PY
+results_close
