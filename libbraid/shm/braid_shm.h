@@ -242,7 +242,12 @@ void braid_shm_wait_all(braid_shm_t *s, uint64_t seq);
  * contribution to call seq, published */
 void braid_shm_publish(braid_shm_t *s, uint64_t seq, const void *in, size_t bytes);
 
-/* This rank finished call seq: it reads nothing of the cell any more. */
+/* This rank finished call seq: it reads nothing of the cell any more.
+ * Every word of a peer's slot it needs (stamp, address, status word,
+ * table, data) is read before: from here on the peers may claim the cell
+ * for call seq + ncells and overwrite their slots, and one that never
+ * waits for this rank does so ncells calls later (docs/SHM.md, "What a
+ * rank reads of a peer's slot, and until when"). */
 void braid_shm_done(braid_shm_t *s, uint64_t seq);
 
 /* Wait until rank r / every other rank is done with call seq (acquire):

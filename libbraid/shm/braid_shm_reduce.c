@@ -172,10 +172,16 @@ static size_t pair_split(size_t count, size_t esize, bool prefix)
 }
 
 /* The root: publishes where the other may write (NULL: nowhere), reads
- * and folds [0, m) as flat does, releases the other, then folds its own
- * operand into [m, count) once the other's write is there. Without fold
- * (an exclusive prefix at P = 2: the result is the other's vector) it
- * reads [0, m) into its result and adds nothing of its own. */
+ * and folds [0, m) as flat does, waits for the other's done mark and takes
+ * its status word, releases the other, then folds its own operand into
+ * [m, count), where the other's write now is. Without fold (an exclusive
+ * prefix at P = 2: the result is the other's vector) it reads [0, m) into
+ * its result and adds nothing of its own.
+ *
+ * The status word lies in the other's slot of this call's cell, so it is
+ * read before this rank says done: from then on the other may claim that
+ * cell again ncells calls later (it never waits for the root in between,
+ * a loop of bcasts from it for instance) and overwrite the word. */
 static int pair_root(braid_shm_t *s, const braid_coll_args_t *a, const unsigned char *in, bool fold,
                      bool prefix)
 {
@@ -192,13 +198,14 @@ static int pair_root(braid_shm_t *s, const braid_coll_args_t *a, const unsigned 
     braid_shm_wait_one(s, seq, other);
     int rc = fold ? fold_range(s, seq, a, in, 0, m, a->rbuf)
                   : s->read(s->read_arg, other, a->rbuf, braid_shm_addr(s, seq, other), m * a->esize);
+    if (give) {
+        /* the other says done before it waits for this rank: no cycle */
+        braid_shm_wait_done(s, seq, other);
+        if (BRAID_OK == rc && BRAID_OK != braid_shm_status(s, seq, other)) rc = BRAID_ERR_TRANSPORT;
+    }
     braid_shm_done(s, seq);
-    if (!give) return rc;
-    braid_shm_wait_done(s, seq, other);
-    if (BRAID_OK != braid_shm_status(s, seq, other))
-        return BRAID_ERR_TRANSPORT;
     size_t off = m * a->esize;
-    if (fold && m < a->count)
+    if (BRAID_OK == rc && fold && m < a->count)
         a->op.fn(in + off, (unsigned char *)a->rbuf + off, a->count - m, a->op.arg);
     return rc;
 }

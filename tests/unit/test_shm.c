@@ -26,7 +26,13 @@
  *    and a single-copy threshold below the call, a slot that holds it:
  *    far apart the call reads single copy, near it goes through the cells
  *    (allgather, allgatherv, gather, gatherv, scatter, scatterv,
- *    alltoall, alltoallv), values checked either way.
+ *    alltoall, alltoallv), values checked either way;
+ *  - a rank left behind (rank_left_behind): every way with a single-copy
+ *    path, one big call and then more than ncells small calls in which
+ *    the others never wait for the rank, scheduled so that the others run
+ *    as far ahead as the protocol lets them whenever it waits - no rank
+ *    reads a word of a peer's slot that a later call may have overwritten
+ *    (docs/SHM.md, "What a rank reads of a peer's slot, and until when").
  */
 #include "unit_coll.h"
 #include "braid_select.h"
@@ -503,6 +509,271 @@ START_TEST(single_copy_write_failure)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* a rank left behind: what it reads of a call its peers have moved past */
+/* ------------------------------------------------------------------ */
+
+/* Every shm way with a single-copy path, run so that one rank S falls
+ * behind inside a big call (above the slot: single copy) while the others
+ * run on through UNIT_SHM_CELLS + 2 small calls in which they never wait
+ * for S (bcasts through the cells from a root other than S), each rank
+ * of the case in turn as S, at every root. S's idle hook (wait_turn calls
+ * it every 256 turns) blocks, while S is inside the big call, until every
+ * other rank has finished its small calls or waits for S (it called its
+ * own idle hook twice since, or its single copy waits for S's next
+ * stall): whenever S waits, the others get as far as the protocol lets
+ * them - ncells calls past the last one S said done for, overwriting
+ * their slots of the big call's cell as soon as S has said done for it.
+ * The others' single-copy reads and writes come a millisecond late and
+ * only once S waits (adv_late), so that S reaches its waits first. A word
+ * S reads of another rank's slot after its own done mark (an address, a
+ * status word, a table) is then a small call's data, whose bytes are
+ * never 0 (no status word reads BRAID_OK): the big call's values and
+ * every return code are checked, and the small calls'. Assumes the
+ * harness's segment: UNIT_SHM_CELLS cells (the small calls reach the big
+ * call's cell again) of slots of at most UNIT_SHM_SLOT_MAX bytes (the big
+ * calls exceed it; a small call fits the slot). */
+enum { ADV_SMALL = 64, ADV_FOLLOW = UNIT_SHM_CELLS + 2 };
+
+typedef struct adv_case {
+    const char *way;
+    braid_coll_t coll;
+    int alg, P;
+    size_t count, esize;   /* esize: the block collectives' (0: the op's or bcast's byte) */
+    bool in_place, far, split, rooted;
+} adv_case_t;
+
+static const adv_case_t adv_cases[] = {
+    /* reductions: 4096 x 8 bytes = 32 KiB per rank */
+    { "reduce pair", BRAID_COLL_REDUCE, BRAID_REDUCE_SHM, 2, 4096, 0, false, false, false, true },
+    { "reduce copy (far apart)", BRAID_COLL_REDUCE, BRAID_REDUCE_SHM, 2, 4096, 0, false, true, false, true },
+    { "reduce flat", BRAID_COLL_REDUCE, BRAID_REDUCE_SHM, 3, 4096, 0, false, false, false, true },
+    { "reduce split", BRAID_COLL_REDUCE, BRAID_REDUCE_SHM, 3, 4096, 0, false, false, true, true },
+    { "allreduce split", BRAID_COLL_ALLREDUCE, BRAID_ALLREDUCE_SHM, 2, 4096, 0, false, false, true, false },
+    { "allreduce split", BRAID_COLL_ALLREDUCE, BRAID_ALLREDUCE_SHM, 3, 4096, 0, false, false, true, false },
+    { "scan pair", BRAID_COLL_SCAN, BRAID_SCAN_SHM, 2, 4096, 0, false, false, false, false },
+    { "scan", BRAID_COLL_SCAN, BRAID_SCAN_SHM, 3, 4096, 0, false, false, false, false },
+    { "scan in place", BRAID_COLL_SCAN, BRAID_SCAN_SHM, 3, 4096, 0, true, false, false, false },
+    { "exscan pair", BRAID_COLL_EXSCAN, BRAID_EXSCAN_SHM, 2, 4096, 0, false, false, false, false },
+    { "exscan", BRAID_COLL_EXSCAN, BRAID_EXSCAN_SHM, 3, 4096, 0, false, false, false, false },
+    /* bcast: 32 KiB */
+    { "bcast pair", BRAID_COLL_BCAST, BRAID_BCAST_SHM, 2, 32768, 0, false, false, false, true },
+    { "bcast", BRAID_COLL_BCAST, BRAID_BCAST_SHM, 3, 32768, 0, false, false, false, true },
+    /* blocks of 4096 x 8 bytes (the v forms: 0 to 1.5 times that) */
+    { "scatter pair", BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, 4096, 8, false, false, false, true },
+    { "scatter", BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 3, 4096, 8, false, false, false, true },
+    { "scatterv pair", BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 2, 4096, 8, false, false, false, true },
+    { "scatterv", BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 3, 4096, 8, false, false, false, true },
+    { "gather pair", BRAID_COLL_GATHER, BRAID_GATHER_SHM, 2, 4096, 8, false, false, false, true },
+    { "gather", BRAID_COLL_GATHER, BRAID_GATHER_SHM, 3, 4096, 8, false, false, false, true },
+    { "gatherv pair", BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, 2, 4096, 8, false, false, false, true },
+    { "gatherv", BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, 3, 4096, 8, false, false, false, true },
+    { "alltoall", BRAID_COLL_ALLTOALL, BRAID_ALLTOALL_SHM, 2, 4096, 8, false, false, false, false },
+    { "alltoall", BRAID_COLL_ALLTOALL, BRAID_ALLTOALL_SHM, 3, 4096, 8, false, false, false, false },
+    /* in place: the pairwise rounds of braid_shm_swap */
+    { "alltoall in place", BRAID_COLL_ALLTOALL, BRAID_ALLTOALL_SHM, 2, 4096, 8, true, false, false, false },
+    { "alltoall in place", BRAID_COLL_ALLTOALL, BRAID_ALLTOALL_SHM, 3, 4096, 8, true, false, false, false },
+    /* alltoallv: every owner sends the others more than the 3 cells hold */
+    { "alltoallv", BRAID_COLL_ALLTOALLV, BRAID_ALLTOALLV_SHM, 2, 8192, 8, false, false, false, false },
+    { "alltoallv", BRAID_COLL_ALLTOALLV, BRAID_ALLTOALLV_SHM, 3, 8192, 8, false, false, false, false },
+    { "alltoallv in place", BRAID_COLL_ALLTOALLV, BRAID_ALLTOALLV_SHM, 2, 16384, 8, true, false, false, false },
+    { "alltoallv in place", BRAID_COLL_ALLTOALLV, BRAID_ALLTOALLV_SHM, 3, 16384, 8, true, false, false, false },
+    { "allgather", BRAID_COLL_ALLGATHER, BRAID_ALLGATHER_SHM, 2, 4096, 8, false, false, false, false },
+    { "allgather", BRAID_COLL_ALLGATHER, BRAID_ALLGATHER_SHM, 3, 4096, 8, false, false, false, false },
+    { "allgatherv", BRAID_COLL_ALLGATHERV, BRAID_ALLGATHERV_SHM, 2, 4096, 8, false, false, false, false },
+    { "allgatherv", BRAID_COLL_ALLGATHERV, BRAID_ALLGATHERV_SHM, 3, 4096, 8, false, false, false, false },
+};
+#define ADV_CASES ((int)(sizeof adv_cases / sizeof adv_cases[0]))
+
+typedef struct adv_ctx adv_ctx_t;
+typedef struct adv_rank {
+    adv_ctx_t *x;
+    int rank;
+} adv_rank_t;
+
+struct adv_ctx {
+    const adv_case_t *k;
+    int S;                           /* the rank left behind */
+    atomic_bool in_big;              /* S is inside the big call */
+    unit_run_t *R;
+    atomic_bool finished[UNIT_MAX_P];
+    atomic_uint late[UNIT_MAX_P];    /* an other's copy waits for S's stall number late (0: none) */
+    atomic_uint idles[UNIT_MAX_P];   /* idle hook calls of the others */
+    atomic_int small_bad;            /* small calls that failed or delivered wrong bytes */
+    atomic_uint stalls;              /* S's stalls begun */
+    adv_rank_t at[UNIT_MAX_P];
+};
+
+static void adv_nap(long ns)
+{
+    struct timespec ts = { 0, ns };
+    nanosleep(&ts, NULL);
+}
+
+static double adv_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The others' single copies: a millisecond late, and then not before S
+ * waits - a stall of S (its idle hook) that begins after the copy was
+ * asked for - or has left the big call; meanwhile the rank counts as
+ * waiting for S. So S reaches a wait for the copy first, however long
+ * its 256 turns take on a busy machine. */
+static void adv_late(adv_rank_t *me)
+{
+    adv_ctx_t *x = me->x;
+    adv_nap(1000000);
+    unsigned before = atomic_load(&x->stalls);
+    atomic_store(&x->late[me->rank], before + 1);
+    /* bounded: S may never wait again in the call */
+    double until = adv_now() + 0.5;
+    while (atomic_load(&x->in_big) && atomic_load(&x->stalls) == before && adv_now() < until) adv_nap(20000);
+    atomic_store(&x->late[me->rank], 0);
+}
+
+static int adv_slow_read(void *arg, int r, void *dst, uint64_t src, size_t bytes)
+{
+    adv_late(arg);
+    return unit_shm_read(((adv_rank_t *)arg)->x->R, r, dst, src, bytes);
+}
+
+static int adv_slow_write(void *arg, int r, uint64_t dst, const void *src, size_t bytes)
+{
+    adv_late(arg);
+    return unit_shm_write(((adv_rank_t *)arg)->x->R, r, dst, src, bytes);
+}
+
+static void adv_other_idle(void *p)
+{
+    const adv_rank_t *me = p;
+    atomic_fetch_add(&me->x->idles[me->rank], 1);
+}
+
+/* S waits inside the big call: let every other rank run until it has
+ * finished or waits itself (two idle calls: it spun 512 turns) */
+static void adv_stall_idle(void *p)
+{
+    adv_ctx_t *x = ((adv_rank_t *)p)->x;
+    if (!atomic_load(&x->in_big)) return;
+    int P = x->k->P;
+    unsigned seen[UNIT_MAX_P];
+    for (int q = 0; q < P; q++) seen[q] = atomic_load(&x->idles[q]);
+    /* stall n: a rank whose copy waits for stall n + 1 waits for S (one
+     * that waits for stall n goes on now: S waits for it) */
+    unsigned n = atomic_fetch_add(&x->stalls, 1) + 1;
+    /* a bound, so that a schedule the design did not foresee (a rank
+     * waiting where it calls no idle hook) slows the test, not hangs it */
+    double until = adv_now() + 2.0;
+    for (;;) {
+        bool all = true;
+        for (int q = 0; q < P && all; q++)
+            if (q != x->S && !atomic_load(&x->finished[q]) && atomic_load(&x->late[q]) != n + 1 &&
+                atomic_load(&x->idles[q]) < seen[q] + 2)
+                all = false;
+        if (all || adv_now() > until) break;
+        adv_nap(20000);
+    }
+}
+
+static unsigned char adv_byte(int i, size_t j) { return (unsigned char)(1 + (j * 37 + (size_t)i * 11) % 255); }
+
+static int adv_rank_fn(unit_run_t *R, braid_comm_t *c, braid_coll_args_t *a)
+{
+    adv_ctx_t *x = R->ctx;
+    const adv_case_t *k = x->k;
+    int r = c->rank, P = c->size, S = x->S;
+    braid_shm_t *s = c->shm;
+    /* the same on every rank: the big call's way, the small ones through the cells */
+    s->direct_above = SIZE_MAX;
+    s->far = k->far;
+    s->split_from = k->split ? 0 : SIZE_MAX;
+    /* spin between idle calls (the harness's ranks yield the core): 256
+     * turns are then microseconds, where on a loaded machine a yield can
+     * cost a time slice each - and the waits here are short, the
+     * stalls sleep */
+    s->yield = false;
+    x->at[r] = (adv_rank_t){ x, r };
+    s->idle_arg = &x->at[r];
+    if (r == S) {
+        s->idle = adv_stall_idle;
+        atomic_store(&x->in_big, true);
+    } else {
+        s->idle = adv_other_idle;
+        s->read = adv_slow_read;
+        s->write = adv_slow_write;
+        s->read_arg = &x->at[r];   /* the writer's too */
+    }
+    int rc = strict_run_counted(c, R->fn, a, 0, &R->violations[r], &R->scratch[r]);
+    if (r == S) atomic_store(&x->in_big, false);
+    /* the small calls: bcasts from a root other than S, through the cells */
+    int root = (S + 1) % P;
+    /* a slot's first bytes at least (address, status word, a table's
+     * start), and never more than the slot (the v forms' may be small) */
+    size_t n = s->slot_bytes < ADV_SMALL ? s->slot_bytes : ADV_SMALL;
+    for (int i = 0; i < ADV_FOLLOW; i++) {
+        unsigned char buf[ADV_SMALL];
+        /* no zero byte: a status word read from these bytes is never BRAID_OK */
+        for (size_t j = 0; j < n; j++) buf[j] = r == root ? adv_byte(i, j) : 0;
+        braid_coll_args_t b;
+        memset(&b, 0, sizeof b);
+        b.rbuf = buf;
+        b.count = n;
+        b.esize = 1;
+        b.root = root;
+        int v = 0, rs = strict_run(c, braid_bcast_shm, &b, 0, &v);
+        int bad = BRAID_OK != rs || 0 != v;
+        for (size_t j = 0; j < n; j++) bad += buf[j] != adv_byte(i, j);
+        if (bad) atomic_fetch_add(&x->small_bad, 1);
+    }
+    atomic_store(&x->finished[r], true);
+    return rc;
+}
+
+START_TEST(rank_left_behind)
+{
+    const adv_case_t *k = &adv_cases[_i];
+    int P = k->P;
+    unsigned long copies = 0, writes = 0;
+    for (int root = 0; root < (k->rooted ? P : 1); root++)
+        for (int S = 0; S < P; S++) {
+            unit_case_t uc = { .kind = UNIT_OP_SUM_I64, .count = k->count, .esize = k->esize,
+                               .in_place = k->in_place, .root = root };
+            unit_run_t *R = unit_run_new(k->coll, k->alg, P, &uc);
+            adv_ctx_t x;
+            memset(&x, 0, sizeof x);
+            x.k = k;
+            x.S = S;
+            x.R = R;
+            R->ctx = &x;
+            R->rank_fn = adv_rank_fn;
+            int rc = unit_run_exec(R);
+            /* the case must be what it says: above the slot, single copy
+             * (the v forms: some blocks, not at every root) */
+            ck_assert_msg(R->shm_direct && (unit_case_bytes(R) > R->shm_slot || unit_per_block(k->coll)),
+                          "%s: not above the slot", R->what);
+            int wrong = 0;
+            for (int r = 0; r < P; r++) wrong += BRAID_OK != R->rc[r];
+            ck_assert_msg(BRAID_OK == rc && 0 == wrong,
+                          "%s (%s), rank %d left behind: %d ranks failed (rank %d returned %d)",
+                          R->what, k->way, S, wrong, S, R->rc[S]);
+            unit_check_shm_numbers(R);
+            unit_check_values(R);
+            ck_assert_msg(0 == x.small_bad, "%s (%s), rank %d left behind: %d small calls failed", R->what,
+                          k->way, S, (int)x.small_bad);
+            copies += atomic_load(&R->shm_copies);
+            writes += atomic_load(&R->shm_writes);
+            unit_run_free(R);
+        }
+    ck_assert_msg(copies > 0, "%s P=%d: no single copy", k->way, P);
+    /* the pair ways share the copy: the source writes its part */
+    if (strstr(k->way, "pair")) ck_assert_msg(writes > 0, "%s: no single-copy write", k->way);
+    if (k->far) ck_assert_msg(0 == writes, "%s: writes", k->way);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("shm");
@@ -516,5 +787,6 @@ int main(void)
     tcase_add_test(tc, single_copy_write_failure);
     tcase_add_test(tc, fold_own_operand);
     tcase_add_loop_test(tc, line_probe, 0, 21);
+    tcase_add_loop_test(unit_tcase(s, "left behind", 60), rank_left_behind, 0, ADV_CASES);
     return unit_run_suite(s);
 }
