@@ -211,6 +211,7 @@ def render(name, spec):
     for src in spec["sources"]:
         rows += [r for r in load_csv(src["file"]) if matches(r, src.get("where", {}))]
     rspec = spec["rows"]
+    rows = [r for r in rows if matches(r, rspec.get("only", {}))]
     by = rspec["by"] if isinstance(rspec["by"], list) else [rspec["by"]]
     seen = {}
     for r in rows:
