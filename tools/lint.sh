@@ -43,6 +43,96 @@ if [ -n "$no_timeout" ]; then
 else
     echo "lint: every unit test case sets its timeout"
 fi
+
+# ---- the documents stay references of bounded size ----
+# (the Markdown the repository tracks, the README and its Performance
+# section, the benchmark reference and DESIGN.md have size limits, so that
+# a change cannot regrow them unnoticed; without git: every *.md but build
+# directories)
+if [ -e .git ] && command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    md_files=$(git ls-files '*.md')
+else
+    md_files=$(find . -name '*.md' -not -path './build*' -not -path './.*' | sed 's|^\./||')
+fi
+md_bytes=0
+for f in $md_files; do [ -f "$f" ] && md_bytes=$((md_bytes + $(wc -c <"$f"))); done
+if [ "$md_bytes" -gt 153600 ]; then
+    echo "lint: the tracked Markdown is $md_bytes bytes, more than 150 KB (153600): shorten a document"
+    status=1
+else
+    echo "lint: the tracked Markdown is $md_bytes bytes (at most 153600)"
+fi
+readme_bytes=$(wc -c <README.md)
+perf_lines=$(awk '/^## /{f = ($0 == "## Performance")} f' README.md | wc -l)
+if [ "$readme_bytes" -gt 16384 ] || [ "$perf_lines" -gt 40 ] || [ "$perf_lines" -eq 0 ]; then
+    echo "lint: README.md is $readme_bytes bytes (at most 16384) and its Performance section $perf_lines lines (1-40)"
+    status=1
+else
+    echo "lint: README.md is $readme_bytes bytes (at most 16384), its Performance section $perf_lines lines (at most 40)"
+fi
+bench_lines=$(wc -l <docs/BENCHMARKS.md)
+design_lines=$(wc -l <docs/DESIGN.md)
+if [ "$bench_lines" -gt 400 ] || [ "$design_lines" -gt 450 ]; then
+    echo "lint: docs/BENCHMARKS.md has $bench_lines lines (at most 400), docs/DESIGN.md $design_lines (at most 450)"
+    status=1
+else
+    echo "lint: docs/BENCHMARKS.md has $bench_lines lines (at most 400), docs/DESIGN.md $design_lines (at most 450)"
+fi
+
+# ---- the documents answer; their history is git's ----
+# (no dates, build hashes or narration of how a number moved in the README,
+# DESIGN.md and the benchmark documents: dates belong to the rows of
+# docs/results/*.csv)
+history=$(grep -nHiE '\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b|this session|this build|the build before|the previous build|the last change|a later run|an earlier run|\bissue [0-9]+' \
+    README.md docs/DESIGN.md docs/BENCHMARKS.md docs/bench-np2/results.md
+    grep -nHoE '\b[0-9a-f]{7,40}\b' README.md docs/DESIGN.md docs/BENCHMARKS.md docs/bench-np2/results.md |
+        grep -E ':[0-9a-f]*[0-9][0-9a-f]*$' | grep -E ':[0-9a-f]*[a-f][0-9a-f]*$')
+if [ -n "$history" ]; then
+    echo "$history"
+    echo "lint: the lines above carry a date, a build hash or a run's history (README, DESIGN, benchmark documents)"
+    status=1
+else
+    echo "lint: no dates, build hashes or run history in the README, DESIGN.md and the benchmark documents"
+fi
+
+# ---- every rendered table equals what its data renders ----
+if command -v python3 >/dev/null; then
+    if tables=$(python3 tools/render_tables.py --check 2>&1); then
+        echo "lint: every table between <!-- table:NAME --> markers equals its rendering from docs/results"
+    else
+        echo "$tables"
+        echo "lint: the tables above differ from docs/results (run tools/render_tables.py)"
+        status=1
+    fi
+else
+    echo "lint: python3 missing: tables not checked"
+    status=1
+fi
+
+# ---- DESIGN.md's layer diagram names every source file ----
+# (every file of coll/, selection/, libbraid/ - its algo/ folder being one
+# file per algorithm, named by the registry - and the transports and cuda/,
+# by its name, inside the diagram's fenced block under "## Layers")
+if [ -n "${md_files:-}" ]; then
+    if [ -e .git ] && command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        layer_files=$(git ls-files coll selection libbraid ucx_transport shm_transport cuda)
+    else
+        layer_files=$(find coll selection libbraid ucx_transport shm_transport cuda -type f)
+    fi
+    diagram=$(awk '/^## Layers/ { l = 1 } l && /^```/ { n++; next } l && n == 1' docs/DESIGN.md)
+    unnamed=$(for f in $layer_files; do
+        case $f in libbraid/algo/*) continue ;; esac
+        [ -f "$f" ] || continue
+        grep -qF -- "$(basename "$f")" <<<"$diagram" || echo "$f"
+    done)
+    if [ -n "$unnamed" ]; then
+        echo "$unnamed"
+        echo "lint: docs/DESIGN.md's layer diagram does not name the files above"
+        status=1
+    else
+        echo "lint: docs/DESIGN.md's layer diagram names every file of coll/, selection/, libbraid/, the transports and cuda/"
+    fi
+fi
 [ "${1:-}" = --tracked ] && exit $status
 
 command -v cppcheck >/dev/null || "$top/contrib/install_deps.sh" cppcheck

@@ -191,19 +191,18 @@ def caption(used):
         text = f"`{cmds[0]}`"
         if len(cmds) > 1:
             text += ", likewise " + ", ".join(f"`{os.path.basename(c.split(' ')[pos])}`" for c in cmds[1:])
-        load = f"load {lb} before, {la} after" if lb and la else (f"load {lb}" if lb else "load not recorded")
-        text += f": {load}"
+        how = [f"load {lb} → {la}" if lb and la else f"load {lb}" if lb else "load not recorded"]
         if reps:
-            text += f", {reps} repetitions"
+            how.append(f"{reps} repetitions")
         if len(set(notes)) == 1 and notes[0]:
-            text += f"; {notes[0]}"
+            how.append(notes[0])
         if len(machines) > 1:
-            text += f"; {mach}"
-        lines.append(text + ".")
-    head = f"Machine: {machines[0]}." if len(machines) == 1 else "Machines as noted."
+            how.append(mach)
+        lines.append(f"{text} ({', '.join(how)})")
+    head = f"Measured on the {machines[0]} with" if len(machines) == 1 else "Measured with"
     if len(lines) == 1:
-        return [f"{head} Measured with {lines[0]}"]
-    return [f"{head} Measured with:"] + [f"* {line}" for line in lines]
+        return [f"{head} {lines[0]}."]
+    return [f"{head}:"] + [f"* {line}" for line in lines]
 
 
 def render(name, spec):
