@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # lint.sh - checks of the tree: git tracks no file .gitignore ignores; every
-# unit test case sets its timeout; and
-# static analysis of braid's C code: cppcheck and gcc -fanalyzer over coll/
-# (with Open MPI's include paths), libbraid/, the transports and selection/.
+# unit test case sets its timeout; the documents' size limits (all tracked
+# Markdown, README.md and its Performance section, docs/BENCHMARKS.md,
+# docs/DESIGN.md); no dates, build hashes or run history in the README,
+# DESIGN.md and the benchmark documents; every rendered table equals what
+# tools/render_tables.py renders from docs/results; DESIGN.md's layer
+# diagram names every source file; and static analysis of braid's C code:
+# cppcheck and gcc -fanalyzer over coll/ (with Open MPI's include paths),
+# libbraid/, the transports and selection/.
 # Exit status 0 = no finding beyond the justified ones listed below.
 #
 #   tools/lint.sh          # from anywhere; needs cppcheck, gcc >= 10, mpicc
-#   tools/lint.sh --tracked   # only the cheap checks: git tracks no file
-#                             # .gitignore ignores (skipped without .git),
-#                             # every unit test case sets its timeout
+#   tools/lint.sh --tracked   # only the cheap checks (bash, git, python3),
+#                             # everything above but the static analysis
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"

@@ -15,8 +15,8 @@
 # pass, each of the others at a share of the sizes, to keep CI within its
 # time; and
 # the README's first command in a pristine Debian 13 root (tools/fresh_root.sh;
-# BRAID_FRESH13=0 skips it). tools/lint.sh --tracked (git tracks no ignored
-# file) runs too; BRAID_LINT=full runs all of lint.sh, 0 none of it.
+# BRAID_FRESH13=0 skips it). tools/lint.sh --tracked (the tree's cheap
+# checks: tracked files, test timeouts, document sizes, rendered tables) runs too; BRAID_LINT=full runs all of lint.sh, 0 none of it.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # one line as each stage starts and ends, with the time since the start, so
@@ -121,8 +121,8 @@ if [ "$ompi5" = 1 ] || { [ "$ompi5" = auto ] && [ "$(id -u)" -eq 0 ]; }; then
     [ $o5_status -ne 77 ] && [ -d "$o5_logs" ] && logdirs+=("$o5_logs")
     [ $o5_status -eq 0 ] || [ $o5_status -eq 77 ] || status=$o5_status
 fi
-# tools/lint.sh: by default only its cheap check that git tracks no file
-# .gitignore ignores (--tracked); BRAID_LINT=full runs all of it (cppcheck,
+# tools/lint.sh: by default only its cheap checks (--tracked: tracked files,
+# test timeouts, document sizes, rendered tables); BRAID_LINT=full runs all of it (cppcheck,
 # gcc -fanalyzer), 0 nothing. Counts as one test in the summary.
 lint_passed=0 lint_failed=0
 case ${BRAID_LINT:-tracked} in
