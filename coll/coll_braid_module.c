@@ -237,7 +237,7 @@ static void warm_up(mca_coll_braid_module_t *m, bool connected)
     memset(&a, 0, sizeof(a));
     a.scratch = &m->site.scratch;
     a.params = ch.params;
-    braid_ucx_comm_begin(m->tcomm);
+    braid_ucx_comm_begin(m->tcomm, false);
     int rc = alg->run(&m->bcomm, &a);
     if (BRAID_OK != rc)
         opal_output_verbose(1, mca_coll_braid_component.output, "braid: warm-up barrier on %s "
@@ -281,9 +281,9 @@ static int topo_setup(mca_coll_braid_module_t *m)
 }
 
 /* the dispatch's hooks (braid_dispatch.h); arg: the module */
-static uint32_t site_begin(void *arg)
+static uint32_t site_begin(void *arg, bool nonblocking)
 {
-    return braid_ucx_comm_begin(((mca_coll_braid_module_t *)arg)->tcomm);
+    return braid_ucx_comm_begin(((mca_coll_braid_module_t *)arg)->tcomm, nonblocking);
 }
 
 static void site_wait(void *arg)

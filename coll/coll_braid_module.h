@@ -81,6 +81,13 @@ typedef struct mca_coll_braid_module_t {
     unsigned shm_calls;
     bool shm_tried;
     braid_shm_tier_t shm;
+    /* nonblocking posts that arrived while the tier was being set up
+     * (from Open MPI's progress loop, inside the blocking call that sets
+     * it up): held, in post order, until the ranks have agreed which of
+     * them the nonblocking ring serves (coll_braid_request.c) */
+    int holding;                 /* atomic: posts are held */
+    int hold_lock;               /* atomic: a spin lock over the list */
+    struct mca_coll_braid_request *held_head, *held_tail;
     /* the persistent requests' tag numbers this rank's live ones hold */
     braid_numbers_t pnums;
 } mca_coll_braid_module_t;
@@ -297,6 +304,11 @@ struct mca_coll_braid_request;
 int mca_coll_braid_reduction(mca_coll_braid_module_t *m, struct mca_coll_braid_request *r,
                              braid_coll_t coll, const void *sbuf, void *rbuf, int count,
                              MPI_Datatype dtype, MPI_Op op, int root, bool *hand_on);
+
+/* nonblocking posts held while the tier is set up (coll_braid_request.c):
+ * hold from now on; stop holding and post the held ones, in order */
+void mca_coll_braid_posts_hold(mca_coll_braid_module_t *m);
+void mca_coll_braid_posts_release(mca_coll_braid_module_t *m);
 
 /* shared-memory tier (coll_braid_shm.c) */
 /* count a call; at the coll_braid_shm_after-th set the segment up (a

@@ -17,6 +17,7 @@
  */
 #include "coll_braid.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,7 @@ static inline void request_fill(mca_coll_braid_request_t *r, mca_coll_base_modul
     r->m = (mca_coll_braid_module_t *)module;
     r->family = f;
     r->a = NULL != a ? *a : no_args;
+    r->held = false;
 }
 
 /* r's Open MPI request, active: a nonblocking call's as it is returned
@@ -83,7 +85,7 @@ static inline void request_fill(mca_coll_braid_request_t *r, mca_coll_base_modul
 static void activate(mca_coll_braid_request_t *r)
 {
     ompi_request_t *req = &r->super.super;
-    if (BRAID_TASK_NONBLOCKING == r->core.kind) {
+    if (BRAID_TASK_NONBLOCKING == r->core.kind && !r->held) {
         OMPI_REQUEST_INIT(req, false);
         req->req_start = NULL;
         req->req_mpi_object.comm = r->m->comm;
@@ -340,11 +342,87 @@ static __attribute__((noinline)) int post_taken(mca_coll_base_module_t *module,
     return post_request(r, request);
 }
 
+/* ------------------------------------------------------------------ */
+/* posts held while the tier is set up                                 */
+/* ------------------------------------------------------------------ */
+
+static void hold_lock(mca_coll_braid_module_t *m)
+{
+    while (__atomic_exchange_n(&m->hold_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+
+static void hold_unlock(mca_coll_braid_module_t *m) { __atomic_store_n(&m->hold_lock, 0, __ATOMIC_RELEASE); }
+
+void mca_coll_braid_posts_hold(mca_coll_braid_module_t *m)
+{
+    __atomic_store_n(&m->holding, 1, __ATOMIC_RELEASE);
+}
+
+/* MPI_Ixxx while the tier is set up: the request is Open MPI's at once,
+ * active and outstanding, and posted when the set-up ends (false: the
+ * holding had just ended, post it now). */
+static bool hold_post(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, ompi_request_t **request)
+{
+    hold_lock(m);
+    bool holding = __atomic_load_n(&m->holding, __ATOMIC_ACQUIRE);
+    if (holding) {
+        activate(r);
+        r->held = true;
+        r->held_next = NULL;
+        if (NULL == m->held_tail) m->held_head = r;
+        else m->held_tail->held_next = r;
+        m->held_tail = r;
+        OBJ_RETAIN(m->comm);
+        *request = &r->super.super;
+    }
+    hold_unlock(m);
+    return holding;
+}
+
+/* a held request's post: as a persistent start's, on a request the
+ * application (or Open MPI) holds already; a hand-on runs the previous
+ * module's request inside it */
+static void post_held(mca_coll_braid_request_t *r)
+{
+    int rc;
+    bool done = post(r, NULL, &rc);
+    if (done || MPI_SUCCESS != rc) complete(r, rc, true);
+}
+
+void mca_coll_braid_posts_release(mca_coll_braid_module_t *m)
+{
+    hold_lock(m);
+    __atomic_store_n(&m->holding, 0, __ATOMIC_RELEASE);
+    mca_coll_braid_request_t *r = m->held_head;
+    m->held_head = m->held_tail = NULL;
+    hold_unlock(m);
+    while (NULL != r) {
+        mca_coll_braid_request_t *next = r->held_next;
+        post_held(r);
+        r = next;
+    }
+}
+
+/* MPI_Ixxx while posts are held */
+static __attribute__((noinline)) int post_holding(mca_coll_base_module_t *module,
+                                                  const mca_coll_braid_family_t *f,
+                                                  const mca_coll_braid_args_t *a,
+                                                  ompi_request_t **request)
+{
+    mca_coll_braid_request_t *r = request_take(BRAID_TASK_NONBLOCKING);
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
+    request_fill(r, module, f, a);
+    if (hold_post(r->m, r, request)) return MPI_SUCCESS;
+    return post_request(r, request);
+}
+
 /* The request popped here, inline, and the rest in post_request: no call
  * before the arguments are stored, and so no registers to keep. */
 int mca_coll_braid_request_post(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
                                 const mca_coll_braid_args_t *a, ompi_request_t **request)
 {
+    if (__builtin_expect(__atomic_load_n(&((mca_coll_braid_module_t *)module)->holding, __ATOMIC_ACQUIRE), 0))
+        return post_holding(module, f, a, request);
     braid_task_t *core = cmp()->inject_alloc_failure < 0 ? braid_engine_pool_pop(ENG) : NULL;
     if (NULL == core) return post_taken(module, f, a, request);
     core->kind = BRAID_TASK_NONBLOCKING;
@@ -399,7 +477,7 @@ int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *
 
 void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq)
 {
-    braid_numbers_give(&m->pnums, seq & BRAID_TAG_SEQ_CALL_MASK);
+    braid_numbers_give(&m->pnums, seq & ~BRAID_TAG_SEQ_PERSISTENT);
 }
 
 /* MPI_Xxx_init: its sequence number and its shm channel now, in init

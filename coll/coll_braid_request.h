@@ -112,6 +112,10 @@ struct mca_coll_braid_request {
     mca_coll_braid_host_copies_t *hc; /* device buffers: the host copies it runs on */
     mca_coll_braid_op_t opb;        /* persistent: its op binding, when not a kernel's
                                        (opb.op NULL: none yet) */
+    /* a nonblocking post held while the tier is set up: already Open
+     * MPI's, active, its communicator retained; the next one held */
+    bool held;
+    struct mca_coll_braid_request *held_next;
 };
 
 /* MPI_Ixxx of family f with arguments a (NULL: none): a request from the

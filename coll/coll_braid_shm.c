@@ -23,7 +23,7 @@ static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_com
 
 static void tier_begin(void *arg)
 {
-    braid_ucx_comm_begin(((mca_coll_braid_module_t *)arg)->tcomm);
+    braid_ucx_comm_begin(((mca_coll_braid_module_t *)arg)->tcomm, false);
 }
 
 static void tier_idle(void *arg)
@@ -39,6 +39,11 @@ static bool tier_unreadable(void *arg, const void *p, size_t bytes)
     return mca_coll_braid_is_cuda_memory(p);
 }
 
+static uint64_t tier_nb_posted(void *arg)
+{
+    return __atomic_load_n(&((mca_coll_braid_module_t *)arg)->site.nb_calls, __ATOMIC_RELAXED);
+}
+
 static void tier_say(void *arg, int level, const char *msg)
 {
     const char *name = ((mca_coll_braid_module_t *)arg)->comm->c_name;
@@ -46,7 +51,21 @@ static void tier_say(void *arg, int level, const char *msg)
     else opal_output_verbose(level, cmp()->output, "braid: %s: %s", name, msg);
 }
 
+static void setup_tier(mca_coll_braid_module_t *m);
+
+/* The tier's set-up, a collective of the blocking calls' order: the
+ * nonblocking posts that Open MPI's progress makes meanwhile are held
+ * until the ranks have agreed where the nonblocking ring starts, then
+ * posted in order (braid_dispatch.c, "Two orders"). */
 static void setup(mca_coll_braid_module_t *m)
+{
+    mca_coll_braid_posts_hold(m);
+    setup_tier(m);
+    braid_site_nb_ring(&m->site, NULL != m->shm.nb.base ? &m->shm.nb : NULL, m->shm.nb_from);
+    mca_coll_braid_posts_release(m);
+}
+
+static void setup_tier(mca_coll_braid_module_t *m)
 {
     const mca_coll_braid_component_t *c = cmp();
     braid_comm_t *group = &m->bcomm;
@@ -68,8 +87,10 @@ static void setup(mca_coll_braid_module_t *m)
         .split_from = (size_t)c->shm_reduce_split,
         .far_ns = c->shm_far_ns > 0 ? (uint64_t)c->shm_far_ns : 0,
         .inject_failure = c->shm_inject_failure,
+        .nb_channel = group == &m->bcomm,
     };
-    braid_shm_tier_hooks_t hooks = { m, tier_begin, tier_idle, tier_unreadable, tier_say };
+    braid_shm_tier_hooks_t hooks = { m, tier_begin, tier_idle, tier_unreadable, tier_say,
+                                     tier_nb_posted };
     /* choices made without the segment are stale */
     if (braid_shm_tier_up(&m->shm, &m->bcomm, group, &conf, &hooks)) braid_site_forget(&m->site);
 }
@@ -103,6 +124,7 @@ void mca_coll_braid_shm_channel_give(mca_coll_braid_module_t *m, int ch, const b
 
 void mca_coll_braid_shm_release(mca_coll_braid_module_t *m)
 {
+    braid_site_nb_ring(&m->site, NULL, 0);
     m->bcomm.shm = NULL;
     m->site.node_view.comm.shm = NULL;
     braid_shm_tier_down(&m->shm);

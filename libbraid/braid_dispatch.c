@@ -40,6 +40,18 @@ void braid_site_init(braid_site_t *s, braid_comm_t *comm, const braid_site_conf_
     s->hooks = *hooks;
     s->topo.size = comm->size;
     s->topo.nnodes = 1;
+    s->bare_view = *comm;
+    s->bare_view.shm = NULL;
+    s->nb_view = s->bare_view;
+    s->nb_from = UINT64_MAX;
+}
+
+void braid_site_nb_ring(braid_site_t *s, struct braid_shm *ring, uint64_t from)
+{
+    s->nb_view = s->bare_view;
+    s->nb_view.shm = ring;
+    s->nb_from = NULL != ring ? from : UINT64_MAX;
+    braid_site_forget(s);
 }
 
 void braid_site_fini(braid_site_t *s)
@@ -92,7 +104,7 @@ int braid_site_hier_views(braid_site_t *s)
 
 void braid_site_forget(braid_site_t *s)
 {
-    for (int i = 0; i < BRAID_COLL_N; i++) s->choice_cache[i].valid = false;
+    for (int i = 0; i < BRAID_COLL_N; i++) s->choice_cache[0][i].valid = s->choice_cache[1][i].valid = false;
     s->hier_cache.valid = false;
 }
 
@@ -131,8 +143,9 @@ static bool shm_ok(const braid_comm_t *c, size_t bytes)
     return NULL != sh && (bytes <= sh->slot_bytes || NULL != sh->read);
 }
 
-/* Cached per communicator, except for a persistent request, whose
- * segment is its channel: its own, made at its first start and kept. */
+/* Cached per communicator and order (blocking, nonblocking), except for
+ * a persistent request, whose segment is its channel: its own, made at
+ * its first start and kept. */
 static braid_choice_t choose(braid_site_t *s, const braid_call_t *call)
 {
     braid_coll_t coll = call->coll;
@@ -146,14 +159,39 @@ static braid_choice_t choose(braid_site_t *s, const braid_call_t *call)
         r->chosen = true;
         return r->choice;
     }
-    if (s->choice_cache[coll].valid && s->choice_cache[coll].bytes == bytes)
-        return s->choice_cache[coll].choice;
-    braid_choice_t ch = braid_site_select(s, coll, s->comm->size, bytes, shm_ok(s->comm, bytes));
-    s->choice_cache[coll].valid = true;
-    s->choice_cache[coll].bytes = bytes;
-    s->choice_cache[coll].choice = ch;
-    s->choice_cache[coll].alg = braid_algorithm(coll, ch.alg);
+    int order = NULL != r;
+    if (s->choice_cache[order][coll].valid && s->choice_cache[order][coll].bytes == bytes &&
+        s->choice_cache[order][coll].ring == call->nb_ring)
+        return s->choice_cache[order][coll].choice;
+    braid_choice_t ch = braid_site_select(s, coll, s->comm->size, bytes,
+                                          shm_ok(braid_call_shm_comm(s, call), bytes));
+    s->choice_cache[order][coll].valid = true;
+    s->choice_cache[order][coll].ring = call->nb_ring;
+    s->choice_cache[order][coll].bytes = bytes;
+    s->choice_cache[order][coll].choice = ch;
+    s->choice_cache[order][coll].alg = braid_algorithm(coll, ch.alg);
     return ch;
+}
+
+/* Two orders. MPI makes every rank call a communicator's collectives in
+ * the same order, and each rank's blocking calls come in it; but Open MPI
+ * also posts nonblocking collectives from its progress loop
+ * (MPI_Comm_idup's context-id agreement, an iallreduce on the parent), so
+ * one rank posts such a call before a blocking call and another inside
+ * it, while it waits. Blocking calls and nonblocking posts are therefore
+ * numbered apart, each in an order that is the same on every rank: their
+ * message tags (hooks.begin) and their segments - blocking calls on the
+ * communicator's cells, nonblocking ones on a ring of their own
+ * (nb_view), where they queue in post order (turns). A nonblocking call
+ * numbered before nb_from runs without a segment: the ring came up in a
+ * blocking call, and the ranks agreed there on the first post that every
+ * rank makes after it has the ring (braid_site_nb_ring). The glue holds
+ * the posts that arrive while the ring is being set up until it is. */
+static void number_nonblocking(braid_site_t *s, braid_call_t *call, braid_task_t *req)
+{
+    uint64_t n = s->conf->shared ? __atomic_add_fetch(&s->nb_calls, 1, __ATOMIC_RELAXED) : ++s->nb_calls;
+    braid_fiber_set_seq(req->fiber, s->hooks.begin(s->hooks.arg, true));
+    call->nb_ring = n >= s->nb_from && NULL != s->nb_view.shm;
 }
 
 bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, size_t bytes,
@@ -165,13 +203,19 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     call->coll = coll;
     call->req = req;
     call->bytes = bytes;
+    call->nb_ring = false;
+    /* a nonblocking call's number now, in post order (its hand-on, if
+     * any, is the same on every rank and consumes it everywhere) */
+    if (NULL != req && !persistent(call)) number_nonblocking(s, call, req);
     /* the cache's hit here, the rest out of line: most calls repeat their
      * collective's last size, and a call to choose for it cost as much
      * again as the test (its frame, its 24-byte return) */
     const braid_algorithm_t *alg;
-    if (!persistent(call) && s->choice_cache[coll].valid && s->choice_cache[coll].bytes == bytes) {
-        call->choice = s->choice_cache[coll].choice;
-        alg = s->choice_cache[coll].alg;   /* its registry row, looked up once */
+    int order = NULL != req;
+    if (!persistent(call) && s->choice_cache[order][coll].valid &&
+        s->choice_cache[order][coll].bytes == bytes && s->choice_cache[order][coll].ring == call->nb_ring) {
+        call->choice = s->choice_cache[order][coll].choice;
+        alg = s->choice_cache[order][coll].alg;   /* its registry row, looked up once */
     } else {
         call->choice = choose(s, call);
         alg = braid_algorithm(coll, call->choice.alg);
@@ -224,7 +268,9 @@ size_t *braid_call_counts(braid_site_t *s, braid_task_t *req, int slot, size_t n
 
 braid_comm_t *braid_call_shm_comm(braid_site_t *s, const braid_call_t *call)
 {
-    return persistent(call) ? &call->req->view : s->comm;
+    if (NULL == call->req) return s->comm;
+    if (persistent(call)) return &call->req->view;
+    return call->nb_ring ? &s->nb_view : &s->bare_view;
 }
 
 const char *braid_call_name(const braid_call_t *call, char *buf, size_t len)
@@ -286,21 +332,15 @@ static int bind_hier(braid_site_t *s, size_t bytes, size_t buffer_bytes, braid_h
     return BRAID_OK;
 }
 
-/* The phases the call runs with: the site's cache (blocking), a copy of
- * it (nonblocking: a later call may rebind the cache while it runs), the
- * request's own binding (persistent). */
+/* The phases the call runs with: the site's cache (blocking), the
+ * request's own binding without the nodes' segments (nonblocking and
+ * persistent: those segments take blocking calls only, "Two orders"). */
 static int hier_for(braid_site_t *s, braid_call_t *call)
 {
     braid_task_t *r = call->req;
-    int rc = bind_hier(s, call->bytes, call->args.count * call->args.esize,
-                       persistent(call) ? &r->hier : NULL);
+    int rc = bind_hier(s, call->bytes, call->args.count * call->args.esize, NULL != r ? &r->hier : NULL);
     if (BRAID_OK != rc) return rc;
-    if (NULL == r) {
-        call->args.hier = &s->hier_cache.h;
-    } else {
-        if (!persistent(call)) r->hier = s->hier_cache.h;
-        call->args.hier = &r->hier;
-    }
+    call->args.hier = NULL == r ? &s->hier_cache.h : &r->hier;
     return BRAID_OK;
 }
 
@@ -423,14 +463,13 @@ static const braid_algorithm_t *fit_shm(braid_site_t *s, braid_call_t *call,
     return call->alg = braid_algorithm(call->coll, call->choice.alg);
 }
 
-/* Calls on the segment take turns; persistent requests run on channels of
- * their own and must not queue (ranks may start them in different orders). */
-static bool uses_segment(const braid_site_t *s, const braid_call_t *call,
-                         const braid_algorithm_t *alg)
+/* Nonblocking calls on their ring take turns, in post order; a blocking
+ * call has the communicator's cells to itself (one at a time, MPI's
+ * rule), and persistent requests run on channels of their own and must
+ * not queue (ranks may start them in different orders). */
+static bool takes_turn(const braid_call_t *call, const braid_algorithm_t *alg)
 {
-    if (persistent(call)) return false;
-    return (alg->options & BRAID_OPT_SHM) ||
-           ((alg->options & BRAID_OPT_HIER) && NULL != s->node_view.comm.shm);
+    return NULL != call->req && !persistent(call) && (alg->options & BRAID_OPT_SHM);
 }
 
 /* With a progress thread, a nonblocking or persistent call of at least
@@ -468,15 +507,13 @@ int braid_dispatch(braid_site_t *s, braid_call_t *call)
         logf_(s, 0, "%s %s np=%d bytes=%zu", braid_call_name(call, name, sizeof(name)), alg->name,
               s->comm->size, call->bytes);
     }
-    /* the call's sequence number: the communicator's next, or a persistent
-     * request's own; a request's fiber carries it to the transport */
+    /* the call's sequence number: a blocking call's, the next of the
+     * communicator's blocking calls; a nonblocking call's, taken in
+     * braid_call_init; a persistent request's own. A request's fiber
+     * carries it to the transport */
     if (persistent(call)) braid_fiber_set_seq(call->req->fiber, call->req->seq);
-    else if (NULL != call->req) braid_fiber_set_seq(call->req->fiber, s->hooks.begin(s->hooks.arg));
-    else (void)s->hooks.begin(s->hooks.arg);
-    /* a blocking call finds the queue empty unless nonblocking calls on the
-     * segment are outstanding (only this thread posts on the communicator
-     * now, MPI's rule): it then runs at once, with no read-modify-write */
-    bool turn = uses_segment(s, call, alg) && (NULL != call->req || braid_turns_queued(&s->turns));
+    else if (NULL == call->req) (void)s->hooks.begin(s->hooks.arg, false);
+    bool turn = takes_turn(call, alg);
     if (turn) braid_turn_take(&s->turns, s->conf->shared, s->hooks.wait, s->hooks.arg);
     if (NULL != call->req && 0 != s->conf->handoff_bytes) handoff(s, call);
     int rc = run_on_view(s, call, alg);

@@ -41,6 +41,7 @@ typedef struct braid_call {
     braid_choice_t choice;
     const braid_algorithm_t *alg; /* choice.alg's registry row (NULL: none) */
     braid_coll_args_t args;       /* sbuf, rbuf set by the entry point unless pipelined */
+    bool nb_ring;                 /* a nonblocking call on the site's nonblocking ring */
     /* allreduce, reduce, bcast on contiguous buffers: this rank's input
      * and output as the staging pipeline takes them (braid_devpipe.h); the
      * algorithm runs once on them when neither is on a device and the job
@@ -68,8 +69,10 @@ typedef struct braid_site_conf {
 
 typedef struct braid_site_hooks {
     void *arg;
-    /* the communicator's next call number (the transport's) */
-    uint32_t (*begin)(void *arg);
+    /* the communicator's next call number (the transport's) among its
+     * blocking calls, or among its nonblocking posts (two spaces: see
+     * "Two orders" in braid_dispatch.c) */
+    uint32_t (*begin)(void *arg, bool nonblocking);
     /* run fn on view through the device staging pipeline (a buffer on a
      * device), seg elements at a time */
     int (*staged_run)(void *arg, braid_comm_t *view, braid_algo_fn_t fn, const braid_call_t *call,
@@ -89,14 +92,15 @@ typedef struct braid_site {
     braid_scratch_t scratch;      /* blocking calls' scratch, reused */
     size_t *counts[2];            /* blocking calls' workspace (braid_call_counts) */
     size_t counts_len[2];
-    /* the last choice per collective (with its registry row), and the
-     * hierarchical allreduce's phases for the last size */
+    /* the last choice per collective (with its registry row), for
+     * blocking calls [0] and nonblocking ones [1] (with or without their
+     * ring), and the hierarchical allreduce's phases for the last size */
     struct {
-        bool valid;
+        bool valid, ring;
         size_t bytes;
         braid_choice_t choice;
         const braid_algorithm_t *alg;
-    } choice_cache[BRAID_COLL_N];
+    } choice_cache[2][BRAID_COLL_N];
     struct { bool valid; size_t bytes, buffer_bytes; braid_hier_t h; } hier_cache;
     /* ranks grouped by node: the algorithms run on topo_view (comm in node
      * order) when topo_ordered; the node and leader views are made on the
@@ -105,7 +109,12 @@ typedef struct braid_site {
     braid_topo_t topo;
     bool topo_ready, topo_ordered, hier_ready;
     braid_subcomm_t topo_view, node_view, leader_view;
-    braid_turns_t turns;          /* calls on the segment, in call order */
+    braid_turns_t turns;          /* nonblocking calls on their ring, in post order */
+    /* nonblocking calls: how many this rank numbered, their ring (nb_view:
+     * comm with the ring's segment; shm NULL: none) for those numbered
+     * nb_from and later, and comm without a segment (bare_view) */
+    uint64_t nb_calls, nb_from;
+    braid_comm_t nb_view, bare_view;
 } braid_site_t;
 
 /* s over comm (zeroed first; the host keeps conf alive) */
@@ -119,6 +128,9 @@ int braid_site_topo(braid_site_t *s, const uint64_t *keys, bool order);
 int braid_site_hier_views(braid_site_t *s);
 /* forget the cached choices (the segment came or went) */
 void braid_site_forget(braid_site_t *s);
+/* The nonblocking calls' ring (NULL: none) serves the calls numbered
+ * `from` and later (the same on every rank: agreed when it was set up). */
+void braid_site_nb_ring(braid_site_t *s, struct braid_shm *ring, uint64_t from);
 
 /* The choice for coll on `size` ranks at `bytes` (forced, rules file,
  * built-in table, then the overrides); shm: the segment can carry it. */
@@ -136,8 +148,9 @@ void braid_call_buffers(braid_call_t *call, braid_devpipe_kind_t kind, const voi
  * layouts): the request's (req not NULL), else the site's; NULL when out
  * of memory */
 size_t *braid_call_counts(braid_site_t *s, braid_task_t *req, int slot, size_t n);
-/* The communicator the call's shm algorithms run on: the site's, or a
- * persistent request's view on its own channel. */
+/* The communicator the call's shm algorithms run on: the site's (a
+ * blocking call), the nonblocking ring's view or one without a segment (a
+ * nonblocking call), a persistent request's view on its own channel. */
 braid_comm_t *braid_call_shm_comm(braid_site_t *s, const braid_call_t *call);
 /* "allreduce", "iallreduce", "allreduce_init" */
 const char *braid_call_name(const braid_call_t *call, char *buf, size_t len);

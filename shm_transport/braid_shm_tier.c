@@ -45,11 +45,20 @@ static void say(const braid_shm_tier_hooks_t *h, int level, const char *fmt, ...
 
 static size_t channel_bytes(int P, size_t slot) { return braid_shm_segment_bytes(P, CHANNEL_CELLS, slot); }
 
+/* the communicator's cells, then the nonblocking calls' ring (as many
+ * cells), then the channels */
+static unsigned char *nb_base(const braid_shm_tier_t *t, int P)
+{
+    return (unsigned char *)t->seg.base + braid_shm_segment_bytes(P, t->cells, t->slot_bytes);
+}
+
 static unsigned char *channel_base(const braid_shm_tier_t *t, int P, int ch)
 {
-    return (unsigned char *)t->seg.base + braid_shm_segment_bytes(P, t->cells, t->slot_bytes) +
-           (size_t)ch * channel_bytes(P, t->slot_bytes);
+    size_t ring = braid_shm_segment_bytes(P, t->cells, t->slot_bytes);
+    return nb_base(t, P) + (t->nb_ring ? ring : 0) + (size_t)ch * channel_bytes(P, t->slot_bytes);
 }
+
+static void inherit(braid_shm_t *s, const braid_shm_t *whole);
 
 /* One message collective of the set-up, on its own scratch, run by every
  * rank of the communicator: the collective's call number advances on
@@ -75,6 +84,33 @@ static void and_u64(const void *in, void *inout, size_t n, void *arg)
     const uint64_t *x = in;
     uint64_t *y = inout;
     for (size_t i = 0; i < n; i++) y[i] &= x[i];
+}
+
+/* v[0] AND, v[1] MAX: the set-up's agreement */
+static void and_max_u64(const void *in, void *inout, size_t n, void *arg)
+{
+    (void)arg;
+    const uint64_t *x = in;
+    uint64_t *y = inout;
+    for (size_t i = 0; i < n; i++, x += 2, y += 2) {
+        y[0] &= x[0];
+        if (x[1] > y[1]) y[1] = x[1];
+    }
+}
+
+/* v[0]: the AND of every rank's, v[1]: the largest (0 and 0 if the
+ * messages fail) */
+static void agree_and_max(braid_shm_tier_t *t, braid_comm_t *comm, uint64_t v[2])
+{
+    braid_coll_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.rbuf = v;
+    a.count = 1;
+    a.esize = 2 * sizeof(uint64_t);
+    a.op.fn = and_max_u64;
+    a.op.commutative = true;
+    a.exact = true;
+    if (BRAID_OK != run_step(t, braid_allreduce_recursive_doubling, comm, &a)) v[0] = v[1] = 0;
 }
 
 /* The AND of every rank's mask over comm (0 if the messages fail). */
@@ -170,6 +206,7 @@ static bool map(braid_shm_tier_t *t, braid_comm_t *comm, braid_comm_t *group, si
         mapped = 0 == braid_shm_segment_create(&t->seg, bytes, err, errlen);
         if (mapped) {
             braid_shm_format(t->seg.base, group->size, cf->cells, cf->slot_bytes);
+            if (t->nb_ring) braid_shm_format(nb_base(t, group->size), group->size, cf->cells, cf->slot_bytes);
             for (int ch = 0; ch < nchan; ch++)
                 braid_shm_format(channel_base(t, group->size, ch), group->size, CHANNEL_CELLS,
                                  cf->slot_bytes);
@@ -203,6 +240,12 @@ static bool map(braid_shm_tier_t *t, braid_comm_t *comm, braid_comm_t *group, si
         snprintf(err, errlen, "segment %s has an unexpected header", t->seg.name);
         return false;
     }
+    if (t->nb_ring && BRAID_OK != braid_shm_attach(&t->nb, nb_base(t, group->size), group->rank,
+                                                   group->size, cf->yield)) {
+        snprintf(err, errlen, "the nonblocking ring of segment %s has an unexpected header",
+                 t->seg.name);
+        return false;
+    }
     /* every channel too, so that taking one later cannot fail on one rank */
     for (int ch = 0; ch < nchan; ch++) {
         braid_shm_t probe;
@@ -228,12 +271,19 @@ bool braid_shm_tier_up(braid_shm_tier_t *t, braid_comm_t *comm, braid_comm_t *gr
     t->hooks = *hooks;
     t->cells = cf->cells;
     t->slot_bytes = cf->slot_bytes;
+    t->nb_ring = cf->nb_channel;
+    t->nb_from = UINT64_MAX;
     int nchan = cf->channels < BRAID_SHM_CHANNELS_MAX ? cf->channels : BRAID_SHM_CHANNELS_MAX;
-    size_t bytes = braid_shm_segment_bytes(group->size, cf->cells, cf->slot_bytes) +
-                   (size_t)nchan * channel_bytes(group->size, cf->slot_bytes);
+    size_t ring = braid_shm_segment_bytes(group->size, cf->cells, cf->slot_bytes);
+    size_t bytes = ring + (t->nb_ring ? ring : 0) + (size_t)nchan * channel_bytes(group->size, cf->slot_bytes);
     char err[256] = "";
     bool mine = map(t, comm, group, bytes, nchan, cf, err, sizeof(err));
-    bool all = 1 == agree_mask(t, comm, mine ? 1 : 0);
+    /* mapped everywhere, and the most nonblocking calls any rank has
+     * numbered: every rank has numbered its posts up to that one before it
+     * got here, so the ring serves the calls after it on every rank alike */
+    uint64_t v[2] = { mine ? 1 : 0, NULL != t->hooks.nb_posted ? t->hooks.nb_posted(t->hooks.arg) : 0 };
+    agree_and_max(t, comm, v);
+    bool all = 1 == v[0];
     braid_shm_segment_unlink(&t->seg);
     if (!all) {
         if (!mine)
@@ -248,6 +298,10 @@ bool braid_shm_tier_up(braid_shm_tier_t *t, braid_comm_t *comm, braid_comm_t *gr
                            ? braid_shm_line_probe(&t->shm, PROBE_ROUNDS, cf->far_ns,
                                                   BRAID_SHM_PROBE_SLICE_NS)
                            : 0;
+    if (t->nb_ring) {
+        inherit(&t->nb, &t->shm);
+        t->nb_from = v[1] + 1;
+    }
     group->shm = &t->shm;
     t->nchan = nchan;
     t->chan_free = 0 == nchan ? 0 : ~(uint64_t)0 >> (64 - nchan);
@@ -268,6 +322,22 @@ bool braid_shm_tier_up(braid_shm_tier_t *t, braid_comm_t *comm, braid_comm_t *gr
 /* channels                                                            */
 /* ------------------------------------------------------------------ */
 
+/* s, attached to a ring of its own, takes the communicator's reader (its
+ * process ids), thresholds and waits */
+static void inherit(braid_shm_t *s, const braid_shm_t *whole)
+{
+    s->idle = whole->idle;
+    s->idle_arg = whole->idle_arg;
+    s->read = whole->read;
+    s->read_arg = whole->read_arg;
+    s->write = whole->write;
+    s->unreadable = whole->unreadable;
+    s->unreadable_arg = whole->unreadable_arg;
+    s->direct_above = whole->direct_above;
+    s->split_from = whole->split_from;
+    s->far = whole->far;
+}
+
 int braid_shm_tier_channel_take(braid_shm_tier_t *t, braid_comm_t *comm, braid_shm_t *s)
 {
     if (NULL == t->seg.base || 0 == t->nchan) return -1;
@@ -280,17 +350,7 @@ int braid_shm_tier_channel_take(braid_shm_tier_t *t, braid_comm_t *comm, braid_s
     (void)braid_shm_attach(s, channel_base(t, whole->size, ch), whole->rank, whole->size,
                            whole->yield);
     __atomic_fetch_and(&t->chan_free, ~((uint64_t)1 << ch), __ATOMIC_ACQ_REL);
-    /* the communicator's reader (its process ids) and thresholds */
-    s->idle = whole->idle;
-    s->idle_arg = whole->idle_arg;
-    s->read = whole->read;
-    s->read_arg = whole->read_arg;
-    s->write = whole->write;
-    s->unreadable = whole->unreadable;
-    s->unreadable_arg = whole->unreadable_arg;
-    s->direct_above = whole->direct_above;
-    s->split_from = whole->split_from;
-    s->far = whole->far;
+    inherit(s, whole);
     s->seq = t->chan[ch].seq;
     s->safe = t->chan[ch].safe;
     return ch;
@@ -307,6 +367,8 @@ void braid_shm_tier_down(braid_shm_tier_t *t)
 {
     braid_shm_segment_close(&t->seg);
     memset(&t->shm, 0, sizeof(t->shm));
+    memset(&t->nb, 0, sizeof(t->nb));
+    t->nb_from = UINT64_MAX;
     t->nchan = 0;
     t->chan_free = 0;
 }

@@ -22,6 +22,16 @@
  * Steps 1 and 3 run braid's own message algorithms with scratch of their
  * own, each as a collective of the communicator (hooks.begin advances its
  * call number on every rank, also where a one-rank node sends nothing).
+ *
+ * A one-node communicator's segment has a second ring of cells for its
+ * nonblocking calls (conf.nb_channel): blocking calls and nonblocking
+ * posts each come in an order that is the same on every rank, but not
+ * with each other (Open MPI posts some nonblocking collectives from its
+ * progress loop, inside whatever call a rank is in), so each needs cells
+ * numbered in its own order. Step 3 also agrees on the first nonblocking
+ * call that uses the ring (nb_from): one past the most any rank had
+ * posted when it got there, so that every rank decides alike for a post
+ * it made before, during or after the set-up.
  */
 #ifndef BRAID_SHM_TIER_H
 #define BRAID_SHM_TIER_H
@@ -48,6 +58,7 @@ typedef struct braid_shm_tier_conf {
     size_t split_from;          /* reduce splits its copies from this size */
     uint64_t far_ns;            /* two-rank line probe: far above this round trip (0: no probe) */
     int inject_failure;         /* this communicator rank fails to map (tests), -1: none */
+    bool nb_channel;            /* a ring of cells for nonblocking calls (one-node communicators) */
 } braid_shm_tier_conf_t;
 
 typedef struct braid_shm_tier_hooks {
@@ -56,11 +67,17 @@ typedef struct braid_shm_tier_hooks {
     void (*idle)(void *arg);                   /* a wait on the segment: progress others */
     bool (*unreadable)(void *arg, const void *p, size_t bytes); /* memory single copy skips */
     void (*say)(void *arg, int level, const char *msg);         /* 0: a warning for the user */
+    uint64_t (*nb_posted)(void *arg);          /* nonblocking calls numbered so far */
 } braid_shm_tier_hooks_t;
 
 typedef struct braid_shm_tier {
     braid_shm_tier_hooks_t hooks;
     braid_shm_t shm;            /* this rank's view of the group's segment */
+    /* the nonblocking calls' ring (conf.nb_channel; nb.base NULL: none),
+     * used by the calls numbered nb_from and later (UINT64_MAX: none) */
+    braid_shm_t nb;
+    uint64_t nb_from;
+    bool nb_ring;
     braid_shm_segment_t seg;
     int cells;
     size_t slot_bytes;

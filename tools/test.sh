@@ -80,7 +80,7 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
         rc=0
         UNIT_MAX_NP=${SAN_UNIT_MAX_NP-16} UNIT_SIM_MAX_P=${SAN_UNIT_SIM_MAX_P-1024} \
             make -j2 check TESTS='$(UNIT_TESTS)' || rc=1
-        MPI_TEST_FILTER=${SAN_MPI_FILTER-'^np=3 |mpi_nbc_edges|mpi_faults'} \
+        MPI_TEST_FILTER=${SAN_MPI_FILTER-'^np=3 |mpi_nbc_edges|mpi_faults|mpi_order'} \
             MPI_TEST_EXCLUDE=${SAN_MPI_EXCLUDE-'mpi_reductions huge|mockcuda mpi_cuda \[coll_braid_(allreduce_algorithm=(ring_chunked|halving_doubling)|allgather_algorithm=ring) '} \
             make -j1 check TESTS=tests/mpi/run_mpi_tests.sh || rc=1
         exit $rc) || status=1

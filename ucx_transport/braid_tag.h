@@ -9,10 +9,17 @@
  *  - comm id: Open MPI's context id of the communicator, identical on every
  *    rank; communicators whose id does not fit are left to other components.
  *  - seq: the collective's sequence number on that communicator, so that
- *    consecutive collectives never match each other's messages. Its top
- *    bit splits it: calls (blocking and nonblocking) count in the lower
- *    half, in call order; persistent requests take a number from the
- *    upper half when they are made and keep it for every start.
+ *    consecutive collectives never match each other's messages. Three
+ *    spaces, told apart by its top bits: persistent requests (top bit)
+ *    take a number when they are made and keep it for every start;
+ *    blocking calls and nonblocking posts count apart (the next bit set
+ *    for a nonblocking post), each in its own call order. Open MPI posts
+ *    some nonblocking collectives from its progress loop (MPI_Comm_idup's
+ *    context-id agreement), at points that differ from rank to rank
+ *    relative to the blocking calls around them: one counter for both
+ *    would give the same number to different calls on different ranks.
+ *    Blocking calls on their own are in program order on every rank, and
+ *    so are nonblocking posts (as libnbc's tags assume).
  *  - step: the algorithm's step, folded modulo 2^12.
  *  - source: the sender's rank in the communicator, so that a receive matches
  *    one peer only.
@@ -36,9 +43,12 @@
 
 #define BRAID_TAG_FIELD_MASK(bits) ((uint64_t)((1ull << (bits)) - 1))
 
-/* the two halves of the seq field */
+/* the spaces of the seq field: persistent numbers (the top bit), and
+ * below them blocking calls and nonblocking posts (the next bit), each
+ * counting modulo BRAID_TAG_SEQ_CALL_MASK + 1 */
 #define BRAID_TAG_SEQ_PERSISTENT (1u << (BRAID_TAG_SEQ_BITS - 1))
-#define BRAID_TAG_SEQ_CALL_MASK (BRAID_TAG_SEQ_PERSISTENT - 1u)
+#define BRAID_TAG_SEQ_NONBLOCKING (1u << (BRAID_TAG_SEQ_BITS - 2))
+#define BRAID_TAG_SEQ_CALL_MASK (BRAID_TAG_SEQ_NONBLOCKING - 1u)
 
 #define BRAID_TAG_MAX_CID BRAID_TAG_FIELD_MASK(BRAID_TAG_CID_BITS)
 #define BRAID_TAG_MAX_RANKS (1u << BRAID_TAG_SRC_BITS)

@@ -100,7 +100,8 @@ braid_ucx_counters_t *braid_ucx_counters(void) { return &counters; }
 
 struct braid_ucx_comm {
     uint32_t cid;
-    uint32_t seq;        /* the last collective's, in the lower half of the seq field */
+    uint32_t seq;        /* the last blocking collective's (braid_tag.h's call space) */
+    uint32_t nb_seq;     /* the last nonblocking post's, without its space bit */
     int rank;
     int size;
     int proc_index[];    /* size entries, in the same allocation */
@@ -514,6 +515,7 @@ braid_ucx_comm_t *braid_ucx_comm_create(uint32_t cid, int rank, int size, const 
     else memset(c->proc_index, 0, (size_t)size * sizeof(int));
     c->cid = cid;
     c->seq = 0;
+    c->nb_seq = 0;
     c->rank = rank;
     c->size = size;
     return c;
@@ -544,8 +546,12 @@ int braid_ucx_comm_connect(braid_ucx_comm_t *c)
     return rc;
 }
 
-uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c)
+uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c, bool nonblocking)
 {
+    if (nonblocking) {
+        c->nb_seq = (c->nb_seq + 1) & BRAID_TAG_SEQ_CALL_MASK;
+        return BRAID_TAG_SEQ_NONBLOCKING | c->nb_seq;
+    }
     c->seq = (c->seq + 1) & BRAID_TAG_SEQ_CALL_MASK;
     return c->seq;
 }

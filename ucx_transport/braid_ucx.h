@@ -151,11 +151,12 @@ void braid_ucx_comm_destroy(braid_ucx_comm_t *c);
  * is tried again at its first use, which then fails the collective). */
 int braid_ucx_comm_connect(braid_ucx_comm_t *c);
 
-/* Start a new collective on this communicator: advances the sequence and
- * returns it (blocking and nonblocking calls share it, in call order,
- * which MPI makes the same on every rank). Messages sent from a fiber
- * carry the fiber's sequence number (braid_fiber_set_seq) instead. */
-uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c);
+/* Start a new collective on this communicator: advances the blocking
+ * calls' or the nonblocking posts' sequence (braid_tag.h: two spaces,
+ * each in the order MPI makes the same on every rank) and returns the
+ * number. Messages sent off a fiber carry the last blocking call's number;
+ * from a fiber, the fiber's (braid_fiber_set_seq). */
+uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c, bool nonblocking);
 
 /* Bind an algorithm's view of the communicator to this transport. */
 void braid_ucx_comm_bind(braid_ucx_comm_t *c, braid_comm_t *out);

@@ -11,8 +11,10 @@
  * "iallreduce", "allreduce_init", the algorithm, np, bytes); a
  * non-commutative op given to an algorithm that refuses it is handed on
  * (BRAID_ERR_UNSUPPORTED) before any message; the transport's call number
- * is taken by blocking and nonblocking calls and not by a persistent
- * request, which carries its own number and keeps its choice; with a
+ * is taken by blocking and nonblocking calls, each in its own order (a
+ * nonblocking post never advances the blocking calls' numbers), and not by
+ * a persistent request, which carries its own number and keeps its
+ * choice; with a
  * hand-off size (a progress thread), a request that large leaves its post
  * before its first message.
  */
@@ -29,6 +31,7 @@
 typedef struct dp_rank {
     braid_site_conf_t conf;
     uint32_t calls;             /* the transport's call numbers taken (hooks.begin) */
+    uint32_t nb_calls;          /* ... of which by nonblocking posts */
     char last[256];             /* the last line logged */
     int lines;
 } dp_rank_t;
@@ -40,7 +43,12 @@ typedef struct dp_case {
     char why[DP_MAX_P][320];
 } dp_case_t;
 
-static uint32_t dp_begin(void *arg) { return ++((dp_rank_t *)arg)->calls; }
+static uint32_t dp_begin(void *arg, bool nonblocking)
+{
+    dp_rank_t *r = arg;
+    r->nb_calls += nonblocking;
+    return ++r->calls;
+}
 
 static void dp_log(void *arg, int level, const char *msg)
 {
@@ -158,10 +166,10 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
         int rc = dp_allreduce(&s, NULL, sum_i64, true, buf);
         DP_CHECK(BRAID_OK == rc, "blocking allreduce: rc %d", rc);
         DP_CHECK(dp_values_ok(buf, P), "blocking allreduce: wrong values");
-        DP_CHECK(s.choice_cache[BRAID_COLL_ALLREDUCE].valid &&
-                     s.choice_cache[BRAID_COLL_ALLREDUCE].bytes == bytes &&
-                     s.choice_cache[BRAID_COLL_ALLREDUCE].choice.alg == want.alg &&
-                     s.choice_cache[BRAID_COLL_ALLREDUCE].alg ==
+        DP_CHECK(s.choice_cache[0][BRAID_COLL_ALLREDUCE].valid &&
+                     s.choice_cache[0][BRAID_COLL_ALLREDUCE].bytes == bytes &&
+                     s.choice_cache[0][BRAID_COLL_ALLREDUCE].choice.alg == want.alg &&
+                     s.choice_cache[0][BRAID_COLL_ALLREDUCE].alg ==
                          braid_algorithm(BRAID_COLL_ALLREDUCE, want.alg),
                  "the choice is not cached");
     }
@@ -174,8 +182,8 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
 
     /* a cached choice is what the next call runs: poison it (its
      * algorithm and the registry row kept with it), see it read */
-    s.choice_cache[BRAID_COLL_ALLREDUCE].choice.alg = BRAID_ALG_AUTO;
-    s.choice_cache[BRAID_COLL_ALLREDUCE].alg = NULL;
+    s.choice_cache[0][BRAID_COLL_ALLREDUCE].choice.alg = BRAID_ALG_AUTO;
+    s.choice_cache[0][BRAID_COLL_ALLREDUCE].alg = NULL;
     braid_call_t probe;
     DP_CHECK(!braid_call_init(&s, &probe, BRAID_COLL_ALLREDUCE, bytes, NULL),
              "the cache was not read");
@@ -188,7 +196,10 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
     DP_CHECK(BRAID_OK == rc && dp_values_ok(buf, P), "iallreduce: rc %d or wrong values", rc);
     snprintf(line, sizeof line, "iallreduce %s np=%d bytes=%zu", alg, P, bytes);
     DP_CHECK(0 != c->rank || 0 == strcmp(R->last, line), "trace '%.100s', want '%.100s'", R->last, line);
-    DP_CHECK(3 == R->calls, "%u call numbers after the nonblocking call", R->calls);
+    DP_CHECK(3 == R->calls && 1 == R->nb_calls, "%u call numbers (%u nonblocking) after the nonblocking call",
+             R->calls, R->nb_calls);
+    DP_CHECK(1 == s.nb_calls && !s.choice_cache[1][BRAID_COLL_ALLREDUCE].ring,
+             "nonblocking calls numbered: %llu", (unsigned long long)s.nb_calls);
 
     /* persistent: its own number, no call number taken, its choice kept
      * (not in the communicator's cache) */
@@ -202,7 +213,7 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
     DP_CHECK(3 == R->calls, "a persistent start took a call number (%u)", R->calls);
     DP_CHECK(j.task.chosen && j.task.choice_bytes == bytes && j.task.choice.alg == want.alg,
              "the persistent request did not keep its choice");
-    DP_CHECK(!s.choice_cache[BRAID_COLL_ALLREDUCE].valid,
+    DP_CHECK(!s.choice_cache[0][BRAID_COLL_ALLREDUCE].valid,
              "a persistent start wrote the communicator's cache");
     braid_task_release(&j.task);
 
