@@ -237,8 +237,8 @@ static void warm_up(mca_coll_braid_module_t *m, bool connected)
     memset(&a, 0, sizeof(a));
     a.scratch = &m->site.scratch;
     a.params = ch.params;
-    braid_ucx_comm_begin(m->tcomm, false);
-    int rc = alg->run(&m->bcomm, &a);
+    braid_comm_t v = braid_comm_for(&m->bcomm, braid_ucx_comm_begin(m->tcomm, false), NULL);
+    int rc = alg->run(&v, &a);
     if (BRAID_OK != rc)
         opal_output_verbose(1, mca_coll_braid_component.output, "braid: warm-up barrier on %s "
                             "failed (braid code %d)", m->comm->c_name, rc);

@@ -21,9 +21,9 @@
 
 static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
 
-static void tier_begin(void *arg)
+static uint32_t tier_begin(void *arg)
 {
-    braid_ucx_comm_begin(((mca_coll_braid_module_t *)arg)->tcomm, false);
+    return braid_ucx_comm_begin(((mca_coll_braid_module_t *)arg)->tcomm, false);
 }
 
 static void tier_idle(void *arg)

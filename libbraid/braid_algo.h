@@ -47,14 +47,28 @@ typedef struct braid_req *braid_req_t;
  * order they are posted (as MPI's non-overtaking rule). */
 typedef uint32_t braid_step_t;
 
+/* How a wait that is not done gives the thread back: the engine's, for a
+ * call that runs as a request (on a fiber, libbraid/engines/braid_fiber.h);
+ * a blocking call has none and its waits block. due: whether a wait loop
+ * at its turn-th unsuccessful test (from 1) yields now (busy: another
+ * process may need this core); now: yield. */
+typedef struct braid_yield {
+    bool (*due)(void *arg, unsigned turn, bool busy);
+    void (*now)(void *arg);
+    void *arg;
+} braid_yield_t;
+
+/* seq: the call's sequence number (braid_comm_t.seq), which the transport
+ * puts in the tag beside the step. */
 typedef struct braid_transport_ops {
-    int (*isend)(void *state, int peer, braid_step_t step,
+    int (*isend)(void *state, uint32_t seq, int peer, braid_step_t step,
                  const void *buf, size_t len, braid_req_t *req);
-    int (*irecv)(void *state, int peer, braid_step_t step,
+    int (*irecv)(void *state, uint32_t seq, int peer, braid_step_t step,
                  void *buf, size_t len, braid_req_t *req);
-    /* Complete every non-NULL request of reqs[0..n), setting each to NULL.
+    /* Complete every non-NULL request of reqs[0..n), setting each to NULL;
+     * while any is not done, yield through y when y is not NULL.
      * On error the remaining requests are still completed or cancelled. */
-    int (*waitall)(void *state, int n, braid_req_t *reqs);
+    int (*waitall)(void *state, const braid_yield_t *y, int n, braid_req_t *reqs);
 } braid_transport_ops_t;
 
 typedef struct braid_stats {
@@ -64,7 +78,10 @@ typedef struct braid_stats {
 
 struct braid_shm;
 
-/* A communicator as an algorithm sees it. */
+/* A communicator as an algorithm sees it. The dispatch runs each call on
+ * a copy with the call's seq and yield, so that two calls in flight on one
+ * communicator (a blocking call and a request, two requests) tag their
+ * messages apart without the transport asking whose they are. */
 typedef struct braid_comm {
     const braid_transport_ops_t *ops;
     void *state;          /* the transport's per-communicator state */
@@ -74,26 +91,46 @@ typedef struct braid_comm {
     struct braid_shm *shm;
     int rank;
     int size;
+    uint32_t seq;                /* the call's sequence number */
+    const braid_yield_t *yield;  /* the call's, NULL for a blocking call */
     braid_stats_t stats;  /* counted by braid_isend(), read by tests */
 } braid_comm_t;
+
+/* v for one call: its number and yield as the call's comm has them, its
+ * messages counted apart (braid_comm_count adds them back) */
+static inline braid_comm_t braid_comm_for(const braid_comm_t *v, uint32_t seq,
+                                          const braid_yield_t *y)
+{
+    braid_comm_t out = *v;
+    out.seq = seq;
+    out.yield = y;
+    out.stats.msgs_sent = out.stats.bytes_sent = 0;
+    return out;
+}
+
+static inline void braid_comm_count(braid_comm_t *v, const braid_comm_t *call)
+{
+    v->stats.msgs_sent += call->stats.msgs_sent;
+    v->stats.bytes_sent += call->stats.bytes_sent;
+}
 
 static inline int braid_isend(braid_comm_t *c, int peer, braid_step_t step,
                               const void *buf, size_t len, braid_req_t *req)
 {
     c->stats.msgs_sent++;
     c->stats.bytes_sent += len;
-    return c->ops->isend(c->state, peer, step, buf, len, req);
+    return c->ops->isend(c->state, c->seq, peer, step, buf, len, req);
 }
 
 static inline int braid_irecv(braid_comm_t *c, int peer, braid_step_t step,
                               void *buf, size_t len, braid_req_t *req)
 {
-    return c->ops->irecv(c->state, peer, step, buf, len, req);
+    return c->ops->irecv(c->state, c->seq, peer, step, buf, len, req);
 }
 
 static inline int braid_waitall(braid_comm_t *c, int n, braid_req_t *reqs)
 {
-    return c->ops->waitall(c->state, n, reqs);
+    return c->ops->waitall(c->state, c->yield, n, reqs);
 }
 
 /* Blocking exchange helpers built on the three calls above. */

@@ -187,10 +187,10 @@ static braid_choice_t choose(braid_site_t *s, const braid_call_t *call)
  * blocking call, and the ranks agreed there on the first post that every
  * rank makes after it has the ring (braid_site_nb_ring). The glue holds
  * the posts that arrive while the ring is being set up until it is. */
-static void number_nonblocking(braid_site_t *s, braid_call_t *call, braid_task_t *req)
+static void number_nonblocking(braid_site_t *s, braid_call_t *call)
 {
     uint64_t n = s->conf->shared ? __atomic_add_fetch(&s->nb_calls, 1, __ATOMIC_RELAXED) : ++s->nb_calls;
-    braid_fiber_set_seq(req->fiber, s->hooks.begin(s->hooks.arg, true));
+    call->seq = s->hooks.begin(s->hooks.arg, true);
     call->nb_ring = n >= s->nb_from && NULL != s->nb_view.shm;
 }
 
@@ -204,9 +204,10 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     call->req = req;
     call->bytes = bytes;
     call->nb_ring = false;
+    call->seq = 0;
     /* a nonblocking call's number now, in post order (its hand-on, if
      * any, is the same on every rank and consumes it everywhere) */
-    if (NULL != req && !persistent(call)) number_nonblocking(s, call, req);
+    if (NULL != req && !persistent(call)) number_nonblocking(s, call);
     /* the cache's hit here, the rest out of line: most calls repeat their
      * collective's last size, and a call to choose for it cost as much
      * again as the test (its frame, its 24-byte return) */
@@ -381,37 +382,37 @@ static size_t rs_total(const braid_coll_args_t *a, int P)
 
 /* Allgather and reduce-scatter in node order: blocks laid out in view
  * order in scratch around the run (braid_topo.h). */
-static int run_block_view(braid_site_t *s, const braid_call_t *call, braid_algo_fn_t fn)
+static int run_block_view(braid_site_t *s, const braid_call_t *call, const braid_comm_t *c,
+                          braid_algo_fn_t fn)
 {
     const braid_coll_args_t *a = &call->args;
     int P = s->comm->size;
     if (BRAID_COLL_ALLGATHER == call->coll) {
         char *tmp = braid_scratch_get(a->scratch, BRAID_SCRATCH_GLUE_IN, (size_t)P * a->count);
         if (NULL == tmp) return BRAID_ERR_NOMEM;
-        return braid_view_allgather(&s->topo_view, fn, a, a->count, tmp);
+        return braid_view_allgather(&s->topo_view, c, fn, a, a->count, tmp);
     }
     char *tmp = braid_scratch_get(a->scratch, BRAID_SCRATCH_GLUE_OUT, rs_total(a, P) * a->esize);
     size_t *counts = braid_call_counts(s, call->req, 1, 2 * (size_t)P + 1);
     if (NULL == tmp || NULL == counts) return BRAID_ERR_NOMEM;
-    return braid_view_reduce_scatter(&s->topo_view, fn, a, tmp, counts);
+    return braid_view_reduce_scatter(&s->topo_view, c, fn, a, tmp, counts);
 }
 
-static int run_on_view(braid_site_t *s, braid_call_t *call, const braid_algorithm_t *alg)
+/* How a request's waits give its fiber's thread back (braid_yield_t). */
+static bool fiber_due(void *f, unsigned turn, bool busy)
 {
-    braid_algo_fn_t fn = alg->run;
+    return braid_fiber_yield_due(f, turn, busy);
+}
+
+static void fiber_now(void *f)
+{
+    (void)f;
+    braid_fiber_yield();
+}
+
+static int run_fn(braid_site_t *s, braid_call_t *call, braid_comm_t *view, braid_algo_fn_t fn)
+{
     braid_coll_args_t *a = &call->args;
-    braid_comm_t *view = s->comm;
-    /* the shm algorithms run on the one-node communicator as it is (a
-     * persistent request's: on its channel): no message crosses a node, so
-     * there is nothing to order */
-    if (alg->options & BRAID_OPT_SHM) {
-        view = braid_call_shm_comm(s, call);
-    } else if (node_ordered(s, call->coll, a)) {
-        if (BRAID_COLL_ALLGATHER == call->coll || BRAID_COLL_REDUCE_SCATTER == call->coll)
-            return run_block_view(s, call, fn);
-        view = &s->topo_view.comm;
-        a->root = braid_subcomm_rank_of(&s->topo_view, a->root);
-    }
     if (call->pipelined) {
         /* segments only where the job cuts messages (a CUDA job): the
          * type size's division costs a small call more than the rest of
@@ -425,6 +426,40 @@ static int run_on_view(braid_site_t *s, braid_call_t *call, const braid_algorith
         braid_devpipe_bind(call->kind, call->in, call->out, a);
     }
     return fn(view, a);
+}
+
+/* The call runs on a copy of its view that carries its number and, for
+ * a request, its fiber's yield: the transport tags and waits by what the
+ * call hands it, whichever call or fiber runs beside it. */
+static int run_on_view(braid_site_t *s, braid_call_t *call, const braid_algorithm_t *alg)
+{
+    braid_algo_fn_t fn = alg->run;
+    braid_coll_args_t *a = &call->args;
+    braid_comm_t *view = s->comm;
+    const braid_yield_t *y = NULL;
+    if (NULL != call->req) {
+        call->yield.due = fiber_due;
+        call->yield.now = fiber_now;
+        call->yield.arg = call->req->fiber;
+        y = &call->yield;
+    }
+    /* the shm algorithms run on the one-node communicator as it is (a
+     * persistent request's: on its channel): no message crosses a node, so
+     * there is nothing to order */
+    if (alg->options & BRAID_OPT_SHM) {
+        view = braid_call_shm_comm(s, call);
+    } else if (node_ordered(s, call->coll, a)) {
+        if (BRAID_COLL_ALLGATHER == call->coll || BRAID_COLL_REDUCE_SCATTER == call->coll) {
+            braid_comm_t whole = braid_comm_for(s->comm, call->seq, y);
+            return run_block_view(s, call, &whole, fn);
+        }
+        view = &s->topo_view.comm;
+        a->root = braid_subcomm_rank_of(&s->topo_view, a->root);
+    }
+    braid_comm_t v = braid_comm_for(view, call->seq, y);
+    int rc = run_fn(s, call, &v, fn);
+    braid_comm_count(view, &v);
+    return rc;
 }
 
 /* A shm choice whose buffers do not fit a slot (count x extent can exceed
@@ -509,10 +544,10 @@ int braid_dispatch(braid_site_t *s, braid_call_t *call)
     }
     /* the call's sequence number: a blocking call's, the next of the
      * communicator's blocking calls; a nonblocking call's, taken in
-     * braid_call_init; a persistent request's own. A request's fiber
-     * carries it to the transport */
-    if (persistent(call)) braid_fiber_set_seq(call->req->fiber, call->req->seq);
-    else if (NULL == call->req) (void)s->hooks.begin(s->hooks.arg, false);
+     * braid_call_init; a persistent request's own. The call's view
+     * carries it to the transport (run_on_view) */
+    if (persistent(call)) call->seq = call->req->seq;
+    else if (NULL == call->req) call->seq = s->hooks.begin(s->hooks.arg, false);
     bool turn = takes_turn(call, alg);
     if (turn) braid_turn_take(&s->turns, s->conf->shared, s->hooks.wait, s->hooks.arg);
     if (NULL != call->req && 0 != s->conf->handoff_bytes) handoff(s, call);

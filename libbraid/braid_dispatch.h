@@ -42,6 +42,8 @@ typedef struct braid_call {
     const braid_algorithm_t *alg; /* choice.alg's registry row (NULL: none) */
     braid_coll_args_t args;       /* sbuf, rbuf set by the entry point unless pipelined */
     bool nb_ring;                 /* a nonblocking call on the site's nonblocking ring */
+    uint32_t seq;                 /* its sequence number, the transport's tags' */
+    braid_yield_t yield;          /* a request's: how its waits give its fiber's thread back */
     /* allreduce, reduce, bcast on contiguous buffers: this rank's input
      * and output as the staging pipeline takes them (braid_devpipe.h); the
      * algorithm runs once on them when neither is on a device and the job

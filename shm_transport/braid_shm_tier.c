@@ -67,13 +67,15 @@ static void inherit(braid_shm_t *s, const braid_shm_t *whole);
 static int run_step(braid_shm_tier_t *t, braid_algo_fn_t fn, braid_comm_t *c,
                     const braid_coll_args_t *a)
 {
-    t->hooks.begin(t->hooks.arg);
+    uint32_t seq = t->hooks.begin(t->hooks.arg);
     if (c->size < 2) return BRAID_OK;
     braid_scratch_t scratch;
     memset(&scratch, 0, sizeof(scratch));
     braid_coll_args_t b = *a;
     b.scratch = &scratch;
-    int rc = fn(c, &b);
+    braid_comm_t v = braid_comm_for(c, seq, NULL);
+    int rc = fn(&v, &b);
+    braid_comm_count(c, &v);
     braid_scratch_release(&scratch);
     return rc;
 }

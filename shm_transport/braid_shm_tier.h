@@ -63,7 +63,7 @@ typedef struct braid_shm_tier_conf {
 
 typedef struct braid_shm_tier_hooks {
     void *arg;
-    void (*begin)(void *arg);                  /* the communicator's next call number */
+    uint32_t (*begin)(void *arg);              /* the communicator's next call number */
     void (*idle)(void *arg);                   /* a wait on the segment: progress others */
     bool (*unreadable)(void *arg, const void *p, size_t bytes); /* memory single copy skips */
     void (*say)(void *arg, int level, const char *msg);         /* 0: a warning for the user */

@@ -137,6 +137,39 @@ if [ -n "${md_files:-}" ]; then
         echo "lint: docs/DESIGN.md's layer diagram names every file of coll/, selection/, libbraid/, the transports and cuda/"
     fi
 fi
+# ---- calls go down ----
+# (a file includes no header of a folder above it or beside it; the
+# headers are included by bare name, so a header is known by its basename
+# among the folder's tracked files)
+headers_of() { git ls-files -- "$@" 2>/dev/null | grep -E '\.h$' | sed 's|.*/||' | sort -u; }
+includes_in() {
+    local names=$1; shift
+    [ -n "$names" ] || return 0
+    git ls-files -- "$@" 2>/dev/null | while read -r f; do
+        [ -f "$f" ] || continue
+        grep -HnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+            awk -F'"' -v names="$names" 'BEGIN { n = split(names, a, " "); for (i = 1; i <= n; i++) h[a[i]] = 1 }
+                { b = $2; sub(/.*\//, "", b); if (b in h) print }'
+    done
+}
+if [ -e .git ] && command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    up=$(includes_in "$(headers_of libbraid/engines | tr '\n' ' ')" ucx_transport 'tests/unit/inproc_transport.*')
+    if [ -n "$up" ]; then
+        echo "$up"
+        echo "lint: a transport includes the request runtime (libbraid/engines/): the call hands it its seq and yield"
+        status=1
+    else
+        echo "lint: ucx_transport/ and the in-process test transport include nothing from libbraid/engines/"
+    fi
+    up=$(includes_in "$(headers_of coll | tr '\n' ' ')" libbraid selection ucx_transport shm_transport)
+    if [ -n "$up" ]; then
+        echo "$up"
+        echo "lint: the lines above include a coll/ header from below coll/"
+        status=1
+    else
+        echo "lint: libbraid/, selection/ and the transports include no coll/ header"
+    fi
+fi
 [ "${1:-}" = --tracked ] && exit $status
 
 command -v cppcheck >/dev/null || "$top/contrib/install_deps.sh" cppcheck

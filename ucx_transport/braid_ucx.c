@@ -22,7 +22,6 @@
 #endif
 #include "braid_ucx.h"
 #include "braid_tag.h"
-#include "braid_fiber.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -556,16 +555,7 @@ uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c, bool nonblocking)
     return c->seq;
 }
 
-/* The sequence number this rank's messages carry now: a fiber's own (a
- * nonblocking or persistent collective, braid_fiber.h), else the last
- * blocking collective's. */
-static inline uint32_t current_seq(const braid_ucx_comm_t *c)
-{
-    braid_fiber_t *f = braid_fiber_self();
-    return NULL != f ? braid_fiber_seq(f) : c->seq;
-}
-
-static int ucx_isend(void *state, int peer, braid_step_t step,
+static int ucx_isend(void *state, uint32_t seq, int peer, braid_step_t step,
                      const void *buf, size_t len, braid_req_t *req)
 {
     braid_ucx_comm_t *c = state;
@@ -577,7 +567,7 @@ static int ucx_isend(void *state, int peer, braid_step_t step,
     count_send(proc, len);
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
-    uint64_t tag = braid_tag_make(c->cid, current_seq(c), braid_tag_fold_step(step), (uint32_t)c->rank);
+    uint64_t tag = braid_tag_make(c->cid, seq, braid_tag_fold_step(step), (uint32_t)c->rank);
     hook_active();
     worker_enter();
     ucs_status_ptr_t r = ucp_tag_send_nbx(ep, buf, len, tag, &p);
@@ -591,7 +581,7 @@ static int ucx_isend(void *state, int peer, braid_step_t step,
     return BRAID_OK;
 }
 
-static int ucx_irecv(void *state, int peer, braid_step_t step,
+static int ucx_irecv(void *state, uint32_t seq, int peer, braid_step_t step,
                      void *buf, size_t len, braid_req_t *req)
 {
     braid_ucx_comm_t *c = state;
@@ -599,7 +589,7 @@ static int ucx_irecv(void *state, int peer, braid_step_t step,
     if (peer < 0 || peer >= c->size) return BRAID_ERR_ARG;
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
-    uint64_t tag = braid_tag_make(c->cid, current_seq(c), braid_tag_fold_step(step), (uint32_t)peer);
+    uint64_t tag = braid_tag_make(c->cid, seq, braid_tag_fold_step(step), (uint32_t)peer);
     hook_active();
     worker_enter();
     ucs_status_ptr_t r = ucp_tag_recv_nbx(g.worker, buf, len, tag, BRAID_TAG_FULL_MASK, &p);
@@ -613,12 +603,12 @@ static int ucx_irecv(void *state, int peer, braid_step_t step,
     return BRAID_OK;
 }
 
-/* On a fiber: progress the worker once, complete what is done, and give
- * the thread back while anything is left (the fiber's resumer polls). */
-static int fiber_waitall(int n, braid_req_t *reqs)
+/* A request's wait: progress the worker once, complete what is done, and
+ * give the thread back through y while anything is left (the request's
+ * resumer polls). */
+static int yielding_waitall(const braid_yield_t *y, int n, braid_req_t *reqs)
 {
     int rc = BRAID_OK;
-    braid_fiber_t *f = braid_fiber_self();
     for (unsigned turn = 1;; turn++) {
         bool pending = false;
         worker_enter();
@@ -639,15 +629,15 @@ static int fiber_waitall(int n, braid_req_t *reqs)
         }
         worker_leave();
         if (!pending) return rc;
-        if (braid_fiber_yield_due(f, turn, yield_now())) braid_fiber_yield();
+        if (y->due(y->arg, turn, yield_now())) y->now(y->arg);
     }
 }
 
-static int ucx_waitall(void *state, int n, braid_req_t *reqs)
+static int ucx_waitall(void *state, const braid_yield_t *y, int n, braid_req_t *reqs)
 {
     (void)state;
     int rc = BRAID_OK;
-    if (NULL != braid_fiber_self()) return fiber_waitall(n, reqs);
+    if (NULL != y) return yielding_waitall(y, n, reqs);
     if (g.mt) __atomic_fetch_add(&waiters, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < n; i++) {
         if (NULL == reqs[i]) continue;

@@ -154,8 +154,8 @@ int braid_ucx_comm_connect(braid_ucx_comm_t *c);
 /* Start a new collective on this communicator: advances the blocking
  * calls' or the nonblocking posts' sequence (braid_tag.h: two spaces,
  * each in the order MPI makes the same on every rank) and returns the
- * number. Messages sent off a fiber carry the last blocking call's number;
- * from a fiber, the fiber's (braid_fiber_set_seq). */
+ * number. A message carries the number its call hands isend / irecv
+ * (braid_comm_t.seq). */
 uint32_t braid_ucx_comm_begin(braid_ucx_comm_t *c, bool nonblocking);
 
 /* Bind an algorithm's view of the communicator to this transport. */

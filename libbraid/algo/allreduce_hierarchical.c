@@ -25,25 +25,38 @@
 #include "braid_cost.h"
 #include "braid_registry.h"
 
-static int node_reduce(const braid_hier_t *h, const braid_coll_args_t *a)
+/* fn on view v for the call that runs on c: v's copy with c's number and
+ * yield (the views are the site's, shared by every call) */
+static int on_view(braid_algo_fn_t fn, braid_comm_t *v, const braid_comm_t *c,
+                   const braid_coll_args_t *a)
+{
+    braid_comm_t vc = braid_comm_for(v, c->seq, c->yield);
+    int rc = fn(&vc, a);
+    braid_comm_count(v, &vc);
+    return rc;
+}
+
+static int node_reduce(const braid_hier_t *h, const braid_comm_t *c, const braid_coll_args_t *a)
 {
     braid_coll_args_t r = *a;
     r.root = 0;
     r.params = h->node_reduce_params;
     r.hier = NULL;
-    return h->node_reduce(h->node, &r);
+    return on_view(h->node_reduce, h->node, c, &r);
 }
 
-static int leaders_allreduce(const braid_hier_t *h, const braid_coll_args_t *a)
+static int leaders_allreduce(const braid_hier_t *h, const braid_comm_t *c,
+                             const braid_coll_args_t *a)
 {
     braid_coll_args_t r = *a;
     r.sbuf = NULL;   /* in place: phase 1 left the node's partial in rbuf */
     r.params = h->leaders_params;
     r.hier = NULL;
-    return h->leaders_allreduce(h->leaders, &r);
+    return on_view(h->leaders_allreduce, h->leaders, c, &r);
 }
 
-static int node_bcast(const braid_hier_t *h, const braid_coll_args_t *a, size_t bytes)
+static int node_bcast(const braid_hier_t *h, const braid_comm_t *c, const braid_coll_args_t *a,
+                      size_t bytes)
 {
     braid_coll_args_t b = { 0 };
     b.rbuf = a->rbuf;
@@ -52,27 +65,26 @@ static int node_bcast(const braid_hier_t *h, const braid_coll_args_t *a, size_t 
     b.root = 0;
     b.scratch = a->scratch;
     b.params = h->node_bcast_params;
-    return h->node_bcast(h->node, &b);
+    return on_view(h->node_bcast, h->node, c, &b);
 }
 
 int braid_allreduce_hierarchical(braid_comm_t *c, const braid_coll_args_t *a)
 {
     const braid_hier_t *h = a->hier;
     size_t bytes = a->count * a->esize;
-    (void)c;
     if (NULL == h || NULL == h->node) return BRAID_ERR_ARG;
     if (!a->op.commutative) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
     bool leads = 0 == h->node->rank;
     int rc = BRAID_OK;
     if (h->node->size > 1)
-        rc = node_reduce(h, a);
+        rc = node_reduce(h, c, a);
     else
         braid_copy_input(a, bytes);
     if (BRAID_OK == rc && leads && NULL != h->leaders && h->leaders->size > 1)
-        rc = leaders_allreduce(h, a);
+        rc = leaders_allreduce(h, c, a);
     if (BRAID_OK == rc && h->node->size > 1)
-        rc = node_bcast(h, a, bytes);
+        rc = node_bcast(h, c, a, bytes);
     return rc;
 }
 

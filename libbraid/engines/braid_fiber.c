@@ -107,7 +107,6 @@ struct braid_fiber {
     unsigned steps;         /* waits yielded in (braid_fiber_steps) */
     unsigned last_turn;     /* the turn of the last yield_due that said yes */
     void *data;
-    uint32_t seq;
     braid_fiber_t *next;    /* the pool's free list */
     braid_fiber_t *all;     /* every fiber made, for braid_fiber_pool_release */
 #ifdef BRAID_FIBER_ASAN
@@ -491,7 +490,6 @@ void braid_fiber_rearm(braid_fiber_t *f, braid_fiber_fn fn, void *arg)
     f->yields = 0;
     f->steps = 0;
     f->last_turn = UINT_MAX;
-    f->seq = 0;
 }
 
 void braid_fiber_put(braid_fiber_t *f)
@@ -517,8 +515,6 @@ int braid_fiber_result(const braid_fiber_t *f) { return f->result; }
 unsigned braid_fiber_yields(const braid_fiber_t *f) { return f->yields; }
 void braid_fiber_set_data(braid_fiber_t *f, void *data) { f->data = data; }
 void *braid_fiber_data(const braid_fiber_t *f) { return f->data; }
-void braid_fiber_set_seq(braid_fiber_t *f, uint32_t seq) { f->seq = seq; }
-uint32_t braid_fiber_seq(const braid_fiber_t *f) { return f->seq; }
 
 void braid_fiber_pool_release(void)
 {

@@ -97,14 +97,9 @@ unsigned braid_fiber_steps(const braid_fiber_t *f);
 /* How many times f yielded since its job started. */
 unsigned braid_fiber_yields(const braid_fiber_t *f);
 
-/* What the fiber's owner attaches: data (the component: its request),
- * and the sequence number the transport tags the job's messages with
- * (a nonblocking collective's, taken when it was posted, not the
- * communicator's current one). */
+/* What the fiber's owner attaches (the component: its request). */
 void braid_fiber_set_data(braid_fiber_t *f, void *data);
 void *braid_fiber_data(const braid_fiber_t *f);
-void braid_fiber_set_seq(braid_fiber_t *f, uint32_t seq);
-uint32_t braid_fiber_seq(const braid_fiber_t *f);
 
 /* Unmap the pooled stacks and take the overflow handler back out (process
  * end; no fiber may be running). */

@@ -101,28 +101,34 @@ void braid_topo_leaders(const braid_topo_t *t, int *out)
 /* views                                                                */
 /* ------------------------------------------------------------------ */
 
-static int view_isend(void *state, int peer, braid_step_t step, const void *buf, size_t len,
-                      braid_req_t *req)
+/* A view's messages go out on its parent with the call's number as they
+ * came (a view's own seq is its caller's business) and count there too. */
+static int view_isend(void *state, uint32_t seq, int peer, braid_step_t step, const void *buf,
+                      size_t len, braid_req_t *req)
 {
     braid_subcomm_t *s = state;
     *req = NULL;
     if (peer < 0 || peer >= s->comm.size) return BRAID_ERR_ARG;
-    return braid_isend(s->parent, s->members[peer], step, buf, len, req);
+    braid_comm_t *p = s->parent;
+    p->stats.msgs_sent++;
+    p->stats.bytes_sent += len;
+    return p->ops->isend(p->state, seq, s->members[peer], step, buf, len, req);
 }
 
-static int view_irecv(void *state, int peer, braid_step_t step, void *buf, size_t len,
-                      braid_req_t *req)
+static int view_irecv(void *state, uint32_t seq, int peer, braid_step_t step, void *buf,
+                      size_t len, braid_req_t *req)
 {
     braid_subcomm_t *s = state;
     *req = NULL;
     if (peer < 0 || peer >= s->comm.size) return BRAID_ERR_ARG;
-    return braid_irecv(s->parent, s->members[peer], step, buf, len, req);
+    braid_comm_t *p = s->parent;
+    return p->ops->irecv(p->state, seq, s->members[peer], step, buf, len, req);
 }
 
-static int view_waitall(void *state, int n, braid_req_t *reqs)
+static int view_waitall(void *state, const braid_yield_t *y, int n, braid_req_t *reqs)
 {
     braid_subcomm_t *s = state;
-    return braid_waitall(s->parent, n, reqs);
+    return s->parent->ops->waitall(s->parent->state, y, n, reqs);
 }
 
 static const braid_transport_ops_t view_ops = {
@@ -166,8 +172,8 @@ void braid_subcomm_fini(braid_subcomm_t *s)
     memset(s, 0, sizeof(*s));
 }
 
-int braid_view_allgather(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_coll_args_t *a,
-                         size_t block, char *tmp)
+int braid_view_allgather(braid_subcomm_t *v, const braid_comm_t *call, braid_algo_fn_t fn,
+                         const braid_coll_args_t *a, size_t block, char *tmp)
 {
     int P = v->parent->size, me = v->parent->rank, vme = v->comm.rank;
     char *out = a->rbuf;
@@ -176,7 +182,9 @@ int braid_view_allgather(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_col
     braid_coll_args_t va = *a;
     va.sbuf = NULL;
     va.rbuf = tmp;
-    int rc = fn(&v->comm, &va);
+    braid_comm_t vc = braid_comm_for(&v->comm, call->seq, call->yield);
+    int rc = fn(&vc, &va);
+    braid_comm_count(&v->comm, &vc);
     if (BRAID_OK != rc) return rc;
     for (int i = 0; i < P; i++)
         if (i != vme || own != out + (size_t)me * block)
@@ -184,8 +192,8 @@ int braid_view_allgather(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_col
     return BRAID_OK;
 }
 
-int braid_view_reduce_scatter(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_coll_args_t *a,
-                              char *tmp, size_t *counts)
+int braid_view_reduce_scatter(braid_subcomm_t *v, const braid_comm_t *call, braid_algo_fn_t fn,
+                              const braid_coll_args_t *a, char *tmp, size_t *counts)
 {
     int P = v->parent->size;
     size_t es = a->esize;
@@ -204,7 +212,10 @@ int braid_view_reduce_scatter(braid_subcomm_t *v, braid_algo_fn_t fn, const brai
     braid_coll_args_t va = *a;
     va.sbuf = tmp;
     if (NULL != a->rcounts) va.rcounts = vcounts;
-    return fn(&v->comm, &va);
+    braid_comm_t vc = braid_comm_for(&v->comm, call->seq, call->yield);
+    int rc = fn(&vc, &va);
+    braid_comm_count(&v->comm, &vc);
+    return rc;
 }
 
 uint64_t braid_topo_node_key(const char *name)

@@ -95,15 +95,15 @@ static inline int braid_subcomm_rank_of(const braid_subcomm_t *s, int parent_ran
  * parent-rank place; the algorithm gathers
  * into tmp (P blocks) in view order, then each block moves to its rank's
  * place (one extra copy of the result). */
-int braid_view_allgather(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_coll_args_t *a,
-                         size_t block, char *tmp);
+int braid_view_allgather(braid_subcomm_t *v, const braid_comm_t *call, braid_algo_fn_t fn,
+                         const braid_coll_args_t *a, size_t block, char *tmp);
 
 /* Reduce-scatter: the input's blocks are copied into tmp (the whole input)
  * in view order (one extra copy of the input) and the algorithm runs with
  * the counts in that order (counts: 2P + 1 entries of workspace); view rank i's block is parent rank members[i]'s, so this
  * rank's result is its own block. */
-int braid_view_reduce_scatter(braid_subcomm_t *v, braid_algo_fn_t fn, const braid_coll_args_t *a,
-                              char *tmp, size_t *counts);
+int braid_view_reduce_scatter(braid_subcomm_t *v, const braid_comm_t *call, braid_algo_fn_t fn,
+                              const braid_coll_args_t *a, char *tmp, size_t *counts);
 
 #ifdef __cplusplus
 }

@@ -8,17 +8,15 @@
  * receive first searches the unexpected queue, oldest first. Sends therefore
  * complete at once and waitall only waits for receives.
  *
- * On a fiber (braid_fiber.h) a call runs as a nonblocking collective does
- * over UCX: its messages carry the fiber's sequence number
- * (braid_fiber_seq), which must match as the source and folded step must,
- * so that collectives in flight at once on one communicator never take
- * each other's messages (0 off a fiber); and waitall tests its requests
- * and, while any is incomplete, gives the thread back (braid_fiber_yield)
- * instead of sleeping.
+ * As over UCX, a message carries the sequence number its call hands isend
+ * (braid_comm_t.seq), which must match as the source and folded step
+ * must, so that collectives in flight at once on one communicator never
+ * take each other's messages; and a waitall handed a yield (a request's
+ * call) tests its requests and, while any is incomplete, gives the thread
+ * back through it instead of sleeping.
  */
 #include "inproc_transport.h"
 #include "braid_tag.h"
-#include "braid_fiber.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -70,13 +68,6 @@ static void append_req(struct braid_req **head, struct braid_req *r)
     *head = r;
 }
 
-/* The sequence number a call's messages carry: the fiber's, 0 off a fiber. */
-static uint32_t current_seq(void)
-{
-    braid_fiber_t *f = braid_fiber_self();
-    return NULL != f ? braid_fiber_seq(f) : 0;
-}
-
 static void deliver(struct braid_req *r, const void *data, size_t len)
 {
     if (len > r->len) {
@@ -89,12 +80,12 @@ static void deliver(struct braid_req *r, const void *data, size_t len)
     r->done = 1;
 }
 
-static int inproc_isend(void *state, int peer, braid_step_t step,
+static int inproc_isend(void *state, uint32_t seq, int peer, braid_step_t step,
                         const void *buf, size_t len, braid_req_t *req)
 {
     rank_state_t *s = state;
     world_t *w = s->w;
-    uint32_t fstep = braid_tag_fold_step(step), seq = current_seq();
+    uint32_t fstep = braid_tag_fold_step(step);
     *req = NULL;
     if (peer < 0 || peer >= w->P || peer == s->rank) {
         fprintf(stderr, "inproc: rank %d sends to invalid peer %d\n", s->rank, peer);
@@ -127,7 +118,7 @@ static int inproc_isend(void *state, int peer, braid_step_t step,
     return BRAID_OK;
 }
 
-static int inproc_irecv(void *state, int peer, braid_step_t step,
+static int inproc_irecv(void *state, uint32_t seq, int peer, braid_step_t step,
                         void *buf, size_t len, braid_req_t *req)
 {
     rank_state_t *s = state;
@@ -141,7 +132,7 @@ static int inproc_irecv(void *state, int peer, braid_step_t step,
     if (NULL == r) return BRAID_ERR_NOMEM;
     r->src = peer;
     r->step = braid_tag_fold_step(step);
-    r->seq = current_seq();
+    r->seq = seq;
     r->buf = buf;
     r->len = len;
     pthread_mutex_lock(&w->mu[s->rank]);
@@ -160,9 +151,9 @@ static int inproc_irecv(void *state, int peer, braid_step_t step,
     return BRAID_OK;
 }
 
-/* On a fiber: complete what is done, and give the thread back while
- * anything is left (the fiber's resumer polls). */
-static int fiber_waitall(world_t *w, int rank, int n, braid_req_t *reqs)
+/* A request's wait: complete what is done, and give the thread back
+ * through y while anything is left (the request's resumer polls). */
+static int yielding_waitall(const braid_yield_t *y, world_t *w, int rank, int n, braid_req_t *reqs)
 {
     int rc = BRAID_OK;
     for (;;) {
@@ -181,16 +172,16 @@ static int fiber_waitall(world_t *w, int rank, int n, braid_req_t *reqs)
         }
         pthread_mutex_unlock(&w->mu[rank]);
         if (!pending) return rc;
-        braid_fiber_yield();
+        y->now(y->arg);
     }
 }
 
-static int inproc_waitall(void *state, int n, braid_req_t *reqs)
+static int inproc_waitall(void *state, const braid_yield_t *y, int n, braid_req_t *reqs)
 {
     rank_state_t *s = state;
     world_t *w = s->w;
     int rc = BRAID_OK;
-    if (NULL != braid_fiber_self()) return fiber_waitall(w, s->rank, n, reqs);
+    if (NULL != y) return yielding_waitall(y, w, s->rank, n, reqs);
     pthread_mutex_lock(&w->mu[s->rank]);
     for (int i = 0; i < n; i++) {
         struct braid_req *r = reqs[i];

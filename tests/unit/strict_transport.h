@@ -47,8 +47,8 @@ static inline uint64_t strict_hash(const unsigned char *p, size_t n)
     return h;
 }
 
-static inline int strict_isend(void *state, int peer, braid_step_t step, const void *buf, size_t len,
-                               braid_req_t *req)
+static inline int strict_isend(void *state, uint32_t seq, int peer, braid_step_t step,
+                               const void *buf, size_t len, braid_req_t *req)
 {
     strict_state_t *s = state;
     strict_req_t *r = calloc(1, sizeof *r);
@@ -56,27 +56,27 @@ static inline int strict_isend(void *state, int peer, braid_step_t step, const v
     r->buf = buf;
     r->len = len;
     r->hash = strict_hash(buf, len);
-    int rc = s->ops->isend(s->st, peer, step, buf, len, &r->inner);
+    int rc = s->ops->isend(s->st, seq, peer, step, buf, len, &r->inner);
     r->next = s->sends;
     s->sends = r;
     *req = (braid_req_t)r;
     return rc;
 }
 
-static inline int strict_irecv(void *state, int peer, braid_step_t step, void *buf, size_t len,
-                               braid_req_t *req)
+static inline int strict_irecv(void *state, uint32_t seq, int peer, braid_step_t step, void *buf,
+                               size_t len, braid_req_t *req)
 {
     strict_state_t *s = state;
     const unsigned char *b = buf;
     for (strict_req_t *o = s->sends; o; o = o->next)
         if (len > 0 && o->len > 0 && b < o->buf + o->len && o->buf < b + len) s->violations++;
     strict_req_t *r = calloc(1, sizeof *r);
-    int rc = s->ops->irecv(s->st, peer, step, buf, len, &r->inner);
+    int rc = s->ops->irecv(s->st, seq, peer, step, buf, len, &r->inner);
     *req = (braid_req_t)r;
     return rc;
 }
 
-static inline int strict_waitall(void *state, int n, braid_req_t *reqs)
+static inline int strict_waitall(void *state, const braid_yield_t *y, int n, braid_req_t *reqs)
 {
     strict_state_t *s = state;
     int rc = BRAID_OK;
@@ -84,7 +84,7 @@ static inline int strict_waitall(void *state, int n, braid_req_t *reqs)
         strict_req_t *r = (strict_req_t *)reqs[i];
         if (NULL == r) continue;
         if (r->inner) {
-            int wrc = s->ops->waitall(s->st, 1, &r->inner);
+            int wrc = s->ops->waitall(s->st, y, 1, &r->inner);
             if (BRAID_OK == rc) rc = wrc;
         }
         if (r->is_send) {

@@ -118,6 +118,7 @@ typedef struct nb_job {
     nb_batch_t *B;
     int i, rank;
     braid_comm_t comm;        /* the rank's communicator, this collective's copy */
+    braid_yield_t yield;      /* its waits give the fiber's thread back */
     strict_state_t strict;
     braid_scratch_t scratch;
     braid_coll_args_t a;
@@ -131,14 +132,24 @@ typedef struct nb_job {
 /* the fiber's job                                                     */
 /* ------------------------------------------------------------------ */
 
+static bool nb_due(void *f, unsigned turn, bool busy) { return braid_fiber_yield_due(f, turn, busy); }
+static void nb_now(void *f)
+{
+    (void)f;
+    braid_fiber_yield();
+}
+
 static int nb_job_run(void *p)
 {
     nb_job_t *j = p;
     nb_batch_t *B = j->B;
     const unit_run_t *R = B->R[j->i];
-    /* as the dispatch does: the sequence number, then the turn (the
-     * resumer bounds the wait: it stops resuming after NB_MAX_PASSES) */
-    braid_fiber_set_seq(j->task.fiber, B->seq[j->i]);
+    /* as the dispatch does: the sequence number and the yield on the
+     * call's view, then the turn (the resumer bounds the wait: it stops
+     * resuming after NB_MAX_PASSES) */
+    j->yield = (braid_yield_t){ nb_due, nb_now, j->task.fiber };
+    j->comm.seq = B->seq[j->i];
+    j->comm.yield = &j->yield;
     if (B->ticket[j->i] >= 0) {
         braid_turn_take(&B->turns[j->rank], false, NULL, NULL);
         j->comm.shm = &B->shm[j->rank];

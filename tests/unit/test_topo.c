@@ -170,12 +170,12 @@ static int block_view_rank(unit_run_t *R, braid_comm_t *c, braid_coll_args_t *a)
         a->count = block;
         a->esize = 1;
         char *tmp = malloc((size_t)P * block + 1);
-        rc = braid_view_allgather(&v.ordered, R->fn, a, block, tmp);
+        rc = braid_view_allgather(&v.ordered, &v.counted, R->fn, a, block, tmp);
         free(tmp);
     } else {
         size_t counts[2 * MAX_P + 1];
         char *tmp = malloc(R->off[P] * a->esize + 1);
-        rc = braid_view_reduce_scatter(&v.ordered, R->fn, a, tmp, counts);
+        rc = braid_view_reduce_scatter(&v.ordered, &v.counted, R->fn, a, tmp, counts);
         free(tmp);
     }
     R->violations[me] = strict_unwrap(&v.counted, &strict);

@@ -45,24 +45,26 @@ typedef struct unit_locality {
     unsigned long inter_msgs, msgs;
 } unit_locality_t;
 
-static int unit_loc_isend(void *state, int peer, braid_step_t step, const void *buf, size_t len,
-                          braid_req_t *req)
+static int unit_loc_isend(void *state, uint32_t seq, int peer, braid_step_t step, const void *buf,
+                          size_t len, braid_req_t *req)
 {
     unit_locality_t *l = state;
     l->msgs++;
     l->inter_msgs += l->key[peer] != l->key[l->inner.rank];
-    return braid_isend(&l->inner, peer, step, buf, len, req);
+    l->inner.stats.msgs_sent++;
+    l->inner.stats.bytes_sent += len;
+    return l->inner.ops->isend(l->inner.state, seq, peer, step, buf, len, req);
 }
-static int unit_loc_irecv(void *state, int peer, braid_step_t step, void *buf, size_t len,
-                          braid_req_t *req)
+static int unit_loc_irecv(void *state, uint32_t seq, int peer, braid_step_t step, void *buf,
+                          size_t len, braid_req_t *req)
 {
     unit_locality_t *l = state;
-    return braid_irecv(&l->inner, peer, step, buf, len, req);
+    return l->inner.ops->irecv(l->inner.state, seq, peer, step, buf, len, req);
 }
-static int unit_loc_waitall(void *state, int n, braid_req_t *reqs)
+static int unit_loc_waitall(void *state, const braid_yield_t *y, int n, braid_req_t *reqs)
 {
     unit_locality_t *l = state;
-    return braid_waitall(&l->inner, n, reqs);
+    return l->inner.ops->waitall(l->inner.state, y, n, reqs);
 }
 static const braid_transport_ops_t unit_loc_ops = { unit_loc_isend, unit_loc_irecv, unit_loc_waitall };
 

@@ -209,9 +209,10 @@ static void deliver(sim_world_t *w, struct braid_req *q, const void *data, size_
     if (RANK_BLOCKED == o->state) make_ready(w, o);
 }
 
-static int sim_isend(void *state, int peer, braid_step_t step, const void *buf, size_t len,
-                     braid_req_t *req)
+static int sim_isend(void *state, uint32_t seq, int peer, braid_step_t step, const void *buf,
+                     size_t len, braid_req_t *req)
 {
+    (void)seq;   /* the simulator runs one call at a time */
     sim_rank_t *s = state;
     sim_world_t *w = g_world;
     *req = NULL;
@@ -271,9 +272,10 @@ static int sim_isend(void *state, int peer, braid_step_t step, const void *buf, 
     return BRAID_OK;
 }
 
-static int sim_irecv(void *state, int peer, braid_step_t step, void *buf, size_t len,
+static int sim_irecv(void *state, uint32_t seq, int peer, braid_step_t step, void *buf, size_t len,
                      braid_req_t *req)
 {
+    (void)seq;   /* the simulator runs one call at a time */
     sim_rank_t *s = state;
     sim_world_t *w = g_world;
     *req = NULL;
@@ -305,8 +307,9 @@ static int sim_irecv(void *state, int peer, braid_step_t step, void *buf, size_t
     return BRAID_OK;
 }
 
-static int sim_waitall(void *state, int n, braid_req_t *reqs)
+static int sim_waitall(void *state, const braid_yield_t *y, int n, braid_req_t *reqs)
 {
+    (void)y;
     sim_rank_t *s = state;
     sim_world_t *w = g_world;
     for (;;) {
