@@ -15,7 +15,9 @@
 # pass, each of the others at a share of the sizes, to keep CI within its
 # time; and
 # the README's first command in a pristine Debian 13 root (tools/fresh_root.sh;
-# BRAID_FRESH13=0 skips it). tools/lint.sh --tracked (the tree's cheap
+# BRAID_FRESH13=0 skips it); and LAMMPS and HPCC from Debian's packages
+# under braid and under tuned, results equal (tests/apps/check_apps.sh;
+# BRAID_APPS=0 skips it). tools/lint.sh --tracked (the tree's cheap
 # checks: tracked files, test timeouts, document sizes, rendered tables) runs too; BRAID_LINT=full runs all of lint.sh, 0 none of it.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -150,6 +152,30 @@ if [ "$fresh13" = 1 ] || { [ "$fresh13" = auto ] && [ "$(id -u)" -eq 0 ]; }; the
     echo "fresh13: contrib/quickstart.sh in a pristine Debian 13 root: exit $f_status in $((SECONDS - f_start))s (log: $build/tests/fresh13.log)"
     case $f_status in 0) fresh_passed=1 ;; 77) ;; *) fresh_failed=1; status=$f_status ;; esac
 fi
+# packaged applications (tests/apps/check_apps.sh): LAMMPS (peptide, 50
+# steps, PPPM's remap through MPI_Alltoallv) and HPCC (N=500) from Debian's
+# packages, installed here when missing, each under braid and under tuned
+# at np=2 with the profile library preloaded: the results must be equal.
+# About a minute once the packages are there. Its "apps:" line counts each
+# application as one test (exit 77, the packages not to be had: none);
+# BRAID_APPS=0 skips it.
+apps_passed=0 apps_failed=0
+if [ "${BRAID_APPS:-1}" != 0 ]; then
+    a_status=0
+    a_start=$SECONDS
+    stage "packaged applications under braid and tuned"
+    BRAID_BUILDDIR=$build "$top/tests/apps/check_apps.sh" >tests/apps.log 2>&1 || a_status=$?
+    grep -E '^(ok|FAIL|SKIP): |^apps: ' tests/apps.log || true
+    echo "apps: tests/apps/check_apps.sh: exit $a_status in $((SECONDS - a_start))s (log: $build/tests/apps.log)"
+    a_counts=$(sed -n 's/^apps: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' tests/apps.log | tail -n 1)
+    if [ -n "$a_counts" ]; then
+        apps_passed=${a_counts% *} apps_failed=${a_counts#* }
+    fi
+    case $a_status in
+    0|77) ;;
+    *) status=1; [ "$apps_failed" -gt 0 ] || apps_failed=1 ;;
+    esac
+fi
 # one summary line over every test program (Check and the MPI runner)
 passed=0 failed=0
 # (each MPI case's own output, under tests/*-logs, is not a test log)
@@ -186,7 +212,7 @@ if [ $status -ne 0 ]; then
             echo "== $f"; grep -E "^FAIL|^not ok|Failures: [1-9]|Errors: [1-9]|:[EF]:[^:]*:[^:]*:[0-9]+: " "$f" | head -40 || true
         done || true
 fi
-passed=$((passed + fresh_passed + lint_passed)); failed=$((failed + fresh_failed + lint_failed))
+passed=$((passed + fresh_passed + lint_passed + apps_passed)); failed=$((failed + fresh_failed + lint_failed + apps_failed))
 # a stage that failed without a failing check in the logs counted above
 # (a build, a set-up, a crash before any summary) is one failure itself:
 # the line and the exit status agree
