@@ -13,7 +13,7 @@
 # one range, and writes one rule per range for this P. A range runs from a
 # measured size up to just below the next winner's first size; the first
 # starts at 0, the last ends at inf. Message size is what the rules format
-# defines per collective (selection/RULES.md): count x type size per rank;
+# defines per collective (libbraid/selection/RULES.md): count x type size per rank;
 # for allgather the per-rank send size, for alltoall, gather and scatter one
 # block and for allgatherv the mean block (each the benchmark's S / P); for
 # reduce_scatter the whole input per rank (the benchmark's S). alltoallv,
@@ -94,7 +94,7 @@ def fmt(n):
 lines = ["# braid selection rules for P=%d, measured by contrib/tune.sh on %s"
          % (np_, time.strftime("%Y-%m-%d")),
          "# collective      comm_size  msg_size          algorithm"]
-# the rules' message size from the benchmark's S (selection/RULES.md): one
+# the rules' message size from the benchmark's S (libbraid/selection/RULES.md): one
 # block (S / P) for PER_BLOCK, S for the others, except SIZE_0, whose message
 # size is always 0: one '*' rule per P
 SIZE_0 = ("alltoallv", "gatherv", "scatterv")

@@ -1,7 +1,7 @@
 /*
  * braid_cost.h - the alpha-beta-gamma cost model behind the built-in
  * selection table. Every algorithm file defines braid_cost_<coll>_<name>(P, S)
- * next to the steps and bytes in its header; selection/braid_model.c reads
+ * next to the steps and bytes in its header; libbraid/selection/braid_model.c reads
  * them through the registry.
  *
  * Constants, for one node's shared memory through UCX (2-core VM, measured):
@@ -13,7 +13,7 @@
  *   beta  = 1/(8 GB/s)   per byte a rank sends;
  *   gamma = 1/(10 GB/s)  per byte a rank reduces.
  *
- * P ranks, S = the collective's message size in bytes (selection/RULES.md),
+ * P ranks, S = the collective's message size in bytes (libbraid/selection/RULES.md),
  * L = ceil(lg P), p = 2^floor(lg P) (the largest power of two <= P).
  *
  * A cost function returns a negative value where the model does not

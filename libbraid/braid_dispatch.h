@@ -37,7 +37,7 @@ extern "C" {
 typedef struct braid_call {
     braid_coll_t coll;
     braid_task_t *req;             /* the request running it; NULL: a blocking call */
-    size_t bytes;                 /* the selection size (selection/RULES.md) */
+    size_t bytes;                 /* the selection size (libbraid/selection/RULES.md) */
     braid_choice_t choice;
     const braid_algorithm_t *alg; /* choice.alg's registry row (NULL: none) */
     braid_coll_args_t args;       /* sbuf, rbuf set by the entry point unless pipelined */

@@ -201,7 +201,7 @@ enum { BRAID_SCATTERV_AUTO_ = 0, BRAID_SCATTERV_ALGORITHMS(BRAID_REGISTRY_ID)
 #define BRAID_MAX_ALGS 32
 
 /* Estimated microseconds of one call on P ranks with S message bytes
- * (selection/RULES.md says what S is per collective), or a negative value
+ * (libbraid/selection/RULES.md says what S is per collective), or a negative value
  * when the model does not consider the algorithm for P (braid_cost.h). */
 typedef double (*braid_cost_fn_t)(int P, double S);
 

@@ -7,7 +7,7 @@
 # tools/render_tables.py renders from docs/results; DESIGN.md's layer
 # diagram names every source file; and static analysis of braid's C code:
 # cppcheck and gcc -fanalyzer over coll/ (with Open MPI's include paths),
-# libbraid/, the transports and selection/.
+# libbraid/ and the transports.
 # Exit status 0 = no finding beyond the justified ones listed below.
 #
 #   tools/lint.sh          # from anywhere; needs cppcheck, gcc >= 10, mpicc
@@ -114,14 +114,14 @@ else
 fi
 
 # ---- DESIGN.md's layer diagram names every source file ----
-# (every file of coll/, selection/, libbraid/ - its algo/ folder being one
+# (every file of coll/, libbraid/ - its algo/ folder being one
 # file per algorithm, named by the registry - and the transports and cuda/,
 # by its name, inside the diagram's fenced block under "## Layers")
 if [ -n "${md_files:-}" ]; then
     if [ -e .git ] && command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-        layer_files=$(git ls-files coll selection libbraid ucx_transport shm_transport cuda)
+        layer_files=$(git ls-files coll libbraid ucx_transport shm_transport cuda)
     else
-        layer_files=$(find coll selection libbraid ucx_transport shm_transport cuda -type f)
+        layer_files=$(find coll libbraid ucx_transport shm_transport cuda -type f)
     fi
     diagram=$(awk '/^## Layers/ { l = 1 } l && /^```/ { n++; next } l && n == 1' docs/DESIGN.md)
     unnamed=$(for f in $layer_files; do
@@ -134,7 +134,7 @@ if [ -n "${md_files:-}" ]; then
         echo "lint: docs/DESIGN.md's layer diagram does not name the files above"
         status=1
     else
-        echo "lint: docs/DESIGN.md's layer diagram names every file of coll/, selection/, libbraid/, the transports and cuda/"
+        echo "lint: docs/DESIGN.md's layer diagram names every file of coll/, libbraid/, the transports and cuda/"
     fi
 fi
 # ---- calls go down ----
@@ -161,20 +161,48 @@ if [ -e .git ] && command -v git >/dev/null && git rev-parse --is-inside-work-tr
     else
         echo "lint: ucx_transport/ and the in-process test transport include nothing from libbraid/engines/"
     fi
-    up=$(includes_in "$(headers_of coll | tr '\n' ' ')" libbraid selection ucx_transport shm_transport)
+    up=$(includes_in "$(headers_of coll | tr '\n' ' ')" libbraid ucx_transport shm_transport)
     if [ -n "$up" ]; then
         echo "$up"
         echo "lint: the lines above include a coll/ header from below coll/"
         status=1
     else
-        echo "lint: libbraid/, selection/ and the transports include no coll/ header"
+        echo "lint: libbraid/ and the transports include no coll/ header"
     fi
+fi
+# ---- the selection's files call in one direction ----
+# (the writer, the parser, the table: a file calls no function that a
+# file after it in this order defines; a function is known by its
+# definition, a line at column 0 with its name before "(", then "{")
+defs_in() {
+    awk '/^[A-Za-z_]/ { cand = ""
+             if (/\(/ && !/^(static|typedef|#)/) { s = $0; sub(/\(.*/, "", s); n = split(s, w, /[ *]+/); cand = w[n] }
+             next }
+         /^\{/ { if (cand ~ /^[a-z][a-z0-9_]*$/) print cand; cand = ""; next }' "$@"
+}
+# calls_up FILE LATER...: FILE's lines calling a function a LATER file defines
+calls_up() {
+    local f=$1; shift
+    local names
+    names=$(defs_in "$@" | sort -u | paste -sd'|')
+    [ -n "$names" ] || return 0
+    grep -HnE "(^|[^A-Za-z0-9_])($names)[[:space:]]*\(" "$f"
+}
+sel=libbraid/selection
+up=$(calls_up $sel/braid_format.c $sel/braid_rules.c $sel/braid_table.c
+     calls_up $sel/braid_rules.c $sel/braid_table.c)
+if [ -n "$up" ]; then
+    echo "$up"
+    echo "lint: the lines above call up the selection's order (braid_format.c, braid_rules.c, braid_table.c)"
+    status=1
+else
+    echo "lint: the selection's files call in one direction (braid_format.c, braid_rules.c, braid_table.c)"
 fi
 [ "${1:-}" = --tracked ] && exit $status
 
 command -v cppcheck >/dev/null || "$top/contrib/install_deps.sh" cppcheck
-srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/patterns/*.c libbraid/kernels/*.c libbraid/shm/*.c ucx_transport/*.c shm_transport/*.c selection/*.c)
-inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/kernels -I libbraid/shm -I ucx_transport -I shm_transport -I selection)
+srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/patterns/*.c libbraid/kernels/*.c libbraid/shm/*.c ucx_transport/*.c shm_transport/*.c libbraid/selection/*.c)
+inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/kernels -I libbraid/shm -I ucx_transport -I shm_transport -I libbraid/selection)
 ompi_inc=()
 for d in $(mpicc --showme:incdirs 2>/dev/null); do ompi_inc+=(-I "$d"); done
 ucx_inc=($(pkg-config --cflags ucx 2>/dev/null))

@@ -20,21 +20,21 @@ mkdir -p "$dir" "$corpus"
 bin=$dir/fuzz_rules
 $CC -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$top/libbraid" -I"$top/libbraid/patterns" -I"$top/libbraid/engines" -I"$top/libbraid/kernels" -I"$top/libbraid/shm" \
-    -I"$top/ucx_transport" -I"$top/selection" \
-    "$here/fuzz_rules.c" "$top"/selection/*.c \
+    -I"$top/ucx_transport" -I"$top/libbraid/selection" \
+    "$here/fuzz_rules.c" "$top"/libbraid/selection/*.c \
     "$top"/libbraid/*.c "$top"/libbraid/algo/*.c "$top"/libbraid/engines/*.c "$top"/libbraid/engines/*.S \
     "$top"/libbraid/patterns/*.c "$top"/libbraid/shm/*.c \
     "$top"/libbraid/kernels/*.c -lm \
     -o "$bin"
 
 # Seed corpus: the inputs that once failed (tests/fuzz/corpus/, replayed
-# first on every run), every rules line from selection/RULES.md's examples
+# first on every run), every rules line from libbraid/selection/RULES.md's examples
 # and the unit tests' valid and invalid texts, one seed per file, plus the
 # whole files.
 cp "$here"/corpus/* "$corpus"/
 i=0
 seed() { i=$((i + 1)); printf '%s\n' "$1" > "$corpus/seed_$i"; }
-awk '/^```/ { inblock = !inblock; next } inblock' "$top/selection/RULES.md" > "$corpus/rules_md" || true
+awk '/^```/ { inblock = !inblock; next } inblock' "$top/libbraid/selection/RULES.md" > "$corpus/rules_md" || true
 while IFS= read -r line; do seed "$line"; done < "$corpus/rules_md"
 # strings in the unit tests that look like rules
 grep -o '"[a-z_]* [^"]*"' "$top/tests/unit/test_selection.c" | sed 's/^"//; s/"$//; s/\\n/\n/g; s/\\t/\t/g' \

@@ -3,7 +3,7 @@
 # braid's algorithms agrees with the registry (libbraid/braid_registry.h,
 # the rows X(COLL, coll, ID, name, options, noncomm)):
 #   - README.md's table of coll_braid_<collective>_algorithm values and
-#     selection/RULES.md's list of algorithms: each collective's names, all
+#     libbraid/selection/RULES.md's list of algorithms: each collective's names, all
 #     of them, in registry order;
 #   - docs/DESIGN.md's "Algorithm contracts": a row naming every algorithm
 #     but the shm ones (the shared-memory tier has its own section).
@@ -19,7 +19,7 @@ n=0
 for c in $colls; do
     want=$(sed -n "s/^ *X([A-Z_]*, $c, [A-Z_]*, \([a-z_]*\),.*/\1/p" "$reg" | tr '\n' ' ' | sed 's/ $//')
     # README: | `coll` ... | `a`, `b` |   RULES.md: | coll | `a`, `b` |
-    for f in README.md selection/RULES.md; do
+    for f in README.md libbraid/selection/RULES.md; do
         row=$(grep -E "^ *\| \`?$c\`?( \(also [^)]*\))? \| \`" "$srcdir/$f" | head -n 1)
         got=$(printf '%s\n' "$row" | awk -F'|' '{print $3}' | tr -d '`,' | tr -s ' ' | sed 's/^ //;s/ $//')
         [ "$got" = "$want" ] || fail "$f lists $c as '$got', the registry as '$want'"

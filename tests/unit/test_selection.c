@@ -786,11 +786,11 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 #ifdef BRAID_SRCDIR
-/* the fenced blocks of selection/RULES.md: the format example and the full
+/* the fenced blocks of libbraid/selection/RULES.md: the format example and the full
  * example parse, the overlap example fails naming both lines */
 START_TEST(test_rules_md_examples)
 {
-    const char *path = BRAID_SRCDIR "/selection/RULES.md";
+    const char *path = BRAID_SRCDIR "/libbraid/selection/RULES.md";
     FILE *f = fopen(path, "rb");
     ck_assert_msg(NULL != f, "cannot open %s", path);
     static char doc[1 << 16];

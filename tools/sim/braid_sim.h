@@ -53,7 +53,7 @@ typedef struct braid_sim_model {
     double overhead;                  /* us of sender CPU per message */
 } braid_sim_model_t;
 
-/* defaults: shared memory as in selection/braid_model.c (1.5 us, 8 GB/s,
+/* defaults: shared memory as in libbraid/selection/braid_model.c (1.5 us, 8 GB/s,
  * 10 GB/s reduction); network 5 us, 200 Gb/s (25 GB/s) NIC per node */
 void braid_sim_model_default(braid_sim_model_t *m);
 

@@ -1,6 +1,6 @@
 /*
  * braid_rules.c - parser of braid's rules files (the user's selection table,
- * coll_braid_rules_file=PATH). Pure C. The format, also in selection/RULES.md:
+ * coll_braid_rules_file=PATH). Pure C. The format, also in libbraid/selection/RULES.md:
  *
  *   # collective   comm_size   msg_size     algorithm          [key=value ...]
  *   allreduce      2           0-64K        halving_doubling

@@ -29,7 +29,7 @@ typedef struct braid_choice {
 } braid_choice_t;
 
 /* One row. The message size is one rank's contribution in bytes
- * (count x type size; see selection/RULES.md for each collective). */
+ * (count x type size; see libbraid/selection/RULES.md for each collective). */
 typedef struct braid_rule {
     braid_coll_t coll;
     int comm_min, comm_max;    /* inclusive; comm_max == INT_MAX: no bound */
@@ -56,7 +56,7 @@ typedef struct braid_table {
  * coll_braid_dbtree_chunk_size */
 #define BRAID_RULES_MAX_CHUNK ((size_t)INT_MAX)
 
-/* Parse a rules text (format in braid_rules.c and selection/RULES.md).
+/* Parse a rules text (format in braid_rules.c and libbraid/selection/RULES.md).
  * source_name names it in error messages ("rules.txt" -> "rules.txt:7: ...").
  * Return 0 and fill *out (free with braid_table_free), or -1 with *out empty
  * and a one-line message in err (if err != NULL and errlen > 0). */

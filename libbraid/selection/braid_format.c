@@ -113,29 +113,3 @@ void braid_table_print(const braid_table_t *t, FILE *out)
     }
     free(line);
 }
-
-static void describe_table(const braid_table_t *t, void (*line)(void *, const char *), void *arg)
-{
-    char text[BRAID_TABLE_LINE_MAX + 2] = "  ";
-    for (size_t i = 0; i < braid_table_nlines(t); i++) {
-        braid_table_line(t, i, text + 2, sizeof(text) - 2);
-        line(arg, text);
-    }
-}
-
-void braid_select_describe(const int *forced, const braid_table_t *rules, const char *source,
-                           void (*line)(void *arg, const char *text), void *arg)
-{
-    char text[256];
-    snprintf(text, sizeof(text), "effective selection table (forced algorithms, then %s, then "
-             "built-in):", rules ? source : "no rules file");
-    line(arg, text);
-    for (int coll = 0; coll < BRAID_COLL_N; coll++)
-        if (BRAID_ALG_AUTO != forced[coll]) {
-            snprintf(text, sizeof(text), "  forced %s = %s", braid_coll_name((braid_coll_t)coll),
-                     braid_alg_name((braid_coll_t)coll, forced[coll]));
-            line(arg, text);
-        }
-    if (rules) describe_table(rules, line, arg);
-    describe_table(braid_table_builtin(), line, arg);
-}

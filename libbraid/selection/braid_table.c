@@ -2,7 +2,7 @@
  * braid_table.c - the built-in selection table and the lookup.
  *
  * The built-in table is written in the rules-file syntax (braid_rules.c,
- * selection/RULES.md) and parsed once at first use. Its rows come from the
+ * libbraid/selection/RULES.md) and parsed once at first use. Its rows come from the
  * cost model in braid_model.c (constants and formulas there), simplified to a
  * few bands of communicator sizes:
  *  - barrier: one all-to-all step costs alpha + (P-2) o, dissemination
@@ -456,4 +456,32 @@ braid_choice_t braid_select_on(braid_coll_t coll, int comm_size, size_t msg_byte
         if (u->choice.params.bcube_base) c.params.bcube_base = u->choice.params.bcube_base;
     }
     return c;
+}
+
+/* The effective table as lines, through the writer (braid_format.c):
+ * the table calls the parser and the writer, never the other way. */
+static void describe_table(const braid_table_t *t, void (*line)(void *, const char *), void *arg)
+{
+    char text[BRAID_TABLE_LINE_MAX + 2] = "  ";
+    for (size_t i = 0; i < braid_table_nlines(t); i++) {
+        braid_table_line(t, i, text + 2, sizeof(text) - 2);
+        line(arg, text);
+    }
+}
+
+void braid_select_describe(const int *forced, const braid_table_t *rules, const char *source,
+                           void (*line)(void *arg, const char *text), void *arg)
+{
+    char text[256];
+    snprintf(text, sizeof(text), "effective selection table (forced algorithms, then %s, then "
+             "built-in):", rules ? source : "no rules file");
+    line(arg, text);
+    for (int coll = 0; coll < BRAID_COLL_N; coll++)
+        if (BRAID_ALG_AUTO != forced[coll]) {
+            snprintf(text, sizeof(text), "  forced %s = %s", braid_coll_name((braid_coll_t)coll),
+                     braid_alg_name((braid_coll_t)coll, forced[coll]));
+            line(arg, text);
+        }
+    if (rules) describe_table(rules, line, arg);
+    describe_table(braid_table_builtin(), line, arg);
 }
