@@ -141,6 +141,7 @@ typedef struct slot {
 static struct {
     int inited, finalized, atomic, rank, size;
     int census, swallow;  /* BRAIDPROF_ALGORITHMS; drop braid's info lines */
+    int heard;            /* a line of braid's was read (census) */
     int trace_fd, out_fd; /* the file Open MPI's diagnostics go to; where they go on */
     off_t trace_off;
     uint64_t outstanding; /* collective requests in the table */
@@ -312,6 +313,7 @@ static int take_line(const char *line, int cur, int cur_form, int cur_coll, int 
     int np, form;
     unsigned long long bytes;
     if (NULL == b) return 1;
+    P.heard = 1;
     if (4 == sscanf(b + 7, "%47s %47s np=%d bytes=%llu", name, alg, &np, &bytes)) {
         int coll = parse_call(name, &form);
         if (coll >= 0) {
@@ -469,12 +471,25 @@ static void prof_open(void)
     }
 }
 
+static const char *component(void);
+
 static void prof_started(int provided)
 {
     P.atomic = MPI_THREAD_MULTIPLE == provided;
     (void)PMPI_Comm_rank(MPI_COMM_WORLD, &P.rank);
     (void)PMPI_Comm_size(MPI_COMM_WORLD, &P.size);
-    if (P.census) census_before();
+    if (!P.census) return;
+    census_before();
+    /* braid at verbosity 20 says in MPI_Init whether it took
+     * MPI_COMM_WORLD: nothing read means its output went elsewhere (an
+     * Open MPI that ignores OPAL_OUTPUT_STDERR_FD), and no algorithm can
+     * be told */
+    if (!P.heard && 0 == strcmp(component(), "braid")) {
+        if (0 == P.rank)
+            fprintf(stderr, "braidprof: braid's trace cannot be read here (Open MPI's output "
+                            "does not follow OPAL_OUTPUT_STDERR_FD): no algorithms\n");
+        P.census = 0;
+    }
 }
 
 static inline void account(int s, uint64_t bytes, uint64_t ns)
