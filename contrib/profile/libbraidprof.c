@@ -53,7 +53,10 @@
  * every collective it reads what the call wrote: a trace line names the
  * call's algorithm, a call on a communicator's rank 0 without one was not
  * braid's (a nonblocking or persistent call's line may come later: it
- * waits in a queue for the next line of its name). Lines that are not the
+ * waits in a queue for the next line of its name; a line no call waits
+ * for is a collective braid ran inside another MPI call, such as the
+ * allreduce of communicator set-up: a line of its own, and a row with
+ * size_class "inside_mpi" and no calls in the CSV). Lines that are not the
  * trace go on to stderr, late (at the end of the next collective); braid's
  * informational lines the raised verbosity adds are dropped. This mode
  * costs what the trace costs (a formatted line and a write per call) and
@@ -129,6 +132,10 @@ static const char *const class_name[NCLASS] = { "<=64B",    "<=1KiB", "<=16KiB",
                                                 "<=256KiB", "<=4MiB", ">4MiB" };
 #define MAXALG 32 /* distinct algorithm names the census keeps */
 #define NSLOT  (NFORM * NCOLL * NCLASS)
+/* after the rows, one slot per collective and form for what braid ran
+ * inside other MPI calls (census): Open MPI's communicator set-up runs
+ * allreduce on the parent communicator */
+#define NINNER (NFORM * NCOLL)
 
 typedef struct slot {
     uint64_t calls, bytes, ns;
@@ -148,7 +155,7 @@ static struct {
     const char *out_path;
     char *algs[MAXALG];
     int nalgs;
-    slot_t tab[NSLOT];
+    slot_t tab[NSLOT + NINNER];
 } P = { .trace_fd = -1, .out_fd = 2 };
 
 static inline int slot_index(int form, int coll, int cls)
@@ -330,11 +337,9 @@ static int take_line(const char *line, int cur, int cur_form, int cur_coll, int 
                         npending--;
                         break;
                     }
-                /* a line no call here waits for: its own row, and once */
-                if (s < 0) {
-                    s = slot_index(form, coll, class_of(bytes));
-                    add(&P.tab[s].once, 1);
-                }
+                /* a line no call here waits for: a collective braid ran
+                 * inside another MPI call */
+                if (s < 0) s = NSLOT + form * NCOLL + coll;
             }
             add(&P.tab[s].alg[a], 1);
             return !P.swallow;
@@ -698,7 +703,7 @@ static void census_gather(slot_t *tab)
     char *text = malloc(cap);
     if (!text) return;
     text[0] = '\0';
-    for (int s = 0; s < NSLOT && P.rank != 0; s++)
+    for (int s = 0; s < NSLOT + NINNER && P.rank != 0; s++)
         for (int a = 0; a < P.nalgs; a++)
             if (P.tab[s].alg[a]) {
                 if (len + 128 > cap) {
@@ -730,7 +735,7 @@ static void census_gather(slot_t *tab)
             int s;
             char name[64];
             unsigned long long n;
-            if (3 == sscanf(line, "%d %63s %llu", &s, name, &n) && s >= 0 && s < NSLOT)
+            if (3 == sscanf(line, "%d %63s %llu", &s, name, &n) && s >= 0 && s < NSLOT + NINNER)
                 tab[s].alg[alg_id(name)] += n;
         }
     }
@@ -762,7 +767,7 @@ static void report(void)
     (void)PMPI_Reduce(sums, rsums, NSLOT * 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     (void)PMPI_Reduce(ns, rns, NSLOT + 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     (void)PMPI_Reduce(mean, rmean, NSLOT, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    static slot_t tab[NSLOT];
+    static slot_t tab[NSLOT + NINNER];
     if (P.census) {
         memcpy(tab, P.tab, sizeof(tab));
         census_gather(tab);
@@ -823,8 +828,23 @@ static void report(void)
     if (csv) {
         fprintf(csv, "total,all,%llu,%llu,%.3f,%.3f,%s,,,\n", (unsigned long long)tcalls,
                 (unsigned long long)tbytes, (double)rns[NSLOT] / 1e3, per, comp);
-        fclose(csv);
     }
+    /* what braid ran that the program did not call: one line, and a row
+     * "inside_mpi" per collective in the CSV */
+    for (int i = 0; P.census && i < NINNER; i++) {
+        alg_text(tab[NSLOT + i].alg, P.algs, P.nalgs, algs, sizeof(algs));
+        if (!algs[0]) continue;
+        char name[48];
+        int f = i / NCOLL, c = i % NCOLL;
+        snprintf(name, sizeof(name), "%s%s%s", NONBLOCKING == f ? "i" : "", coll_name[c],
+                 PERSISTENT == f ? "_init" : "");
+        fprintf(stderr,
+                "braidprof: braid also ran, inside other MPI calls (communicator set-up): "
+                "%s algs=%s\n",
+                name, algs);
+        if (csv) fprintf(csv, "%s,inside_mpi,0,0,0,0,%s,%s,0,0\n", name, comp, algs);
+    }
+    if (csv) fclose(csv);
 }
 
 EXPORT int MPI_Finalize(void)
