@@ -1,14 +1,11 @@
 /*
  * coll_braid_component.c - the component: open, close, init_query (the
  * parameters are registered in coll_braid_params.c), the rules file, the
- * progress hook, and the dispatch's view of the parameters.
+ * dispatch's view of the parameters.
  */
 #include "coll_braid.h"
 
-#define ENG (&mca_coll_braid_engine)
-
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,56 +116,6 @@ int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_thre
     return OMPI_SUCCESS;
 }
 
-/* The progress hook lives in Open MPI's low-priority list (called once in
- * 8 opal_progress calls) while braid has no request outstanding, so that
- * an application's own MPI calls pay almost nothing for braid; a request
- * that goes outstanding moves it to the list every opal_progress call
- * runs (mca_coll_braid_progress_active), and HOOK_DEMOTE calls with none
- * outstanding move it back. Moving takes Open MPI's progress lock and
- * searches both lists: rare, never once per call in a stream of requests. */
-#define HOOK_DEMOTE 4096u
-static bool hook_every_call;
-static unsigned hook_idle;
-
-void mca_coll_braid_progress_active(void)
-{
-    mca_coll_braid_component_t *c = &mca_coll_braid_component;
-    hook_idle = 0;
-    if (!c->progress_registered || __atomic_load_n(&hook_every_call, __ATOMIC_RELAXED)) return;
-    __atomic_store_n(&hook_every_call, true, __ATOMIC_RELAXED);
-    opal_progress_register(mca_coll_braid_progress);
-}
-
-int mca_coll_braid_progress(void)
-{
-    if (!__atomic_load_n(&hook_every_call, __ATOMIC_RELAXED)) {
-        int n = braid_ucx_progress(8);
-        if (braid_engine_outstanding(ENG)) n += braid_engine_progress(ENG, true);
-        return n;
-    }
-    int n = braid_ucx_progress(1);
-    if (braid_engine_outstanding(ENG)) {
-        hook_idle = 0;
-        return n + braid_engine_progress(ENG, true);
-    }
-    if (++hook_idle < HOOK_DEMOTE) return n;
-    __atomic_store_n(&hook_every_call, false, __ATOMIC_RELAXED);
-    opal_progress_register_lp(mca_coll_braid_progress);
-    /* a request posted meanwhile by another thread: back again */
-    if (braid_engine_outstanding(ENG)) mca_coll_braid_progress_active();
-    return n;
-}
-
-void mca_coll_braid_log(int level, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    opal_output_verbose(level, mca_coll_braid_component.output, "braid: %s", buf);
-}
-
 braid_site_conf_t mca_coll_braid_site_conf;
 
 void mca_coll_braid_conf_refresh(void)
@@ -185,15 +132,4 @@ void mca_coll_braid_conf_refresh(void)
     f->shared = c->thread_multiple || c->progress_thread;
     /* 0 in the parameter: every call (a call of 0 bytes has nothing to overlap) */
     f->handoff_bytes = !c->progress_thread ? 0 : c->progress_thread_bytes > 0 ? (size_t)c->progress_thread_bytes : 1;
-}
-
-int mca_coll_braid_to_mpi_error(int braid_rc)
-{
-    switch (braid_rc) {
-    case BRAID_OK: return MPI_SUCCESS;
-    case BRAID_ERR_NOMEM: return MPI_ERR_NO_MEM;
-    case BRAID_ERR_ARG: return MPI_ERR_ARG;
-    case BRAID_ERR_DEVICE: return MPI_ERR_OTHER;   /* the CUDA error is logged at level 1 */
-    default: return MPI_ERR_INTERN;
-    }
 }

@@ -1,7 +1,7 @@
 /*
  * coll_braid_component.h - the component: its MCA parameters, the job-wide
- * state, and the helpers every glue file uses (log, error codes, the
- * progress hook).
+ * state, and the helpers every glue file uses (log and error codes from
+ * coll_braid_log.h, the progress hook from coll_braid_engine.c).
  */
 #ifndef MCA_COLL_BRAID_COMPONENT_H
 #define MCA_COLL_BRAID_COMPONENT_H
@@ -12,6 +12,7 @@
 #include "ompi/mca/coll/coll.h"
 #include "ompi/communicator/communicator.h"
 #include "coll_braid_compat.h"
+#include "coll_braid_log.h"
 
 #include "braid_dispatch.h"
 #include "braid_task.h"
@@ -79,7 +80,7 @@ BRAID_COMPONENT_DECLSPEC extern mca_coll_braid_component_t mca_coll_braid_compon
  * complete once MPI_Init has queried the component */
 extern braid_site_conf_t mca_coll_braid_site_conf;
 void mca_coll_braid_conf_refresh(void);
-/* the request engine of the process (coll_braid_request.c) */
+/* the request engine of the process (coll_braid_engine.c) */
 extern braid_engine_t mca_coll_braid_engine;
 
 /* registration (coll_braid_params.c); an invalid value leaves params_valid
@@ -90,8 +91,6 @@ extern char mca_coll_braid_invalid_message[1024];
 int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *comm, int *priority);
 
-int mca_coll_braid_to_mpi_error(int braid_rc);
-void mca_coll_braid_log(int level, const char *fmt, ...);
 /* progress braid's transport and requests (registered with opal_progress,
  * in its low-priority list while no request is outstanding) */
 int mca_coll_braid_progress(void);

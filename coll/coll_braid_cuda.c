@@ -1,8 +1,9 @@
 /*
  * coll_braid_cuda.c - device (CUDA) buffers in the glue: detect them, run
  * an algorithm segment by segment through the staging pipeline
- * (libbraid/engines/braid_devpipe.h) for the dispatch, and give the previous
- * module host copies when braid hands a call on.
+ * (libbraid/engines/braid_devpipe.h) for the dispatch, give the previous
+ * module host copies when braid hands a call on, and run a request on
+ * host copies of its device buffers.
  *
  * Rank consistency: whether and how a message is cut into segments depends
  * only on the message length, coll_braid_cuda_segment_size and
@@ -15,6 +16,7 @@
  * memory and nothing is cut into segments.
  */
 #include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -210,5 +212,44 @@ int mca_coll_braid_host_copies_end(mca_coll_braid_host_copies_t *hc, int rc)
     if (BRAID_OK != shadow_close(&hc->recv, MPI_SUCCESS == rc) && MPI_SUCCESS == rc)
         rc = MPI_ERR_OTHER;
     free(hc);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* a request on device buffers                                        */
+/* ------------------------------------------------------------------ */
+
+bool mca_coll_braid_request_on_device(const mca_coll_braid_request_t *r)
+{
+    return (MPI_IN_PLACE != r->a.usbuf && NULL != r->a.usbuf && mca_coll_braid_is_device(r->a.usbuf)) ||
+           (NULL != r->a.urbuf && mca_coll_braid_is_device(r->a.urbuf));
+}
+
+/* The host copies a request on device buffers runs on (whole,
+ * synchronous; the receive side is read from the device when the family
+ * says the call reads it). */
+int mca_coll_braid_request_copies_open(mca_coll_braid_request_t *r)
+{
+    size_t sn = 0, rn = 0;
+    ptrdiff_t slo = 0, rlo = 0;
+    bool rfill = false;
+    const void *none = NULL, **sp = MPI_IN_PLACE == r->sbuf || NULL == r->sbuf ? &none : &r->sbuf;
+    r->family->copies(r, &sn, &rn, &rfill);
+    if (NULL != r->family->copy_lows) r->family->copy_lows(r, &slo, &rlo);
+    MPI_Datatype st = NULL != r->a.sdtype ? r->a.sdtype : r->a.dtype;
+    r->sbuf = mca_coll_braid_shift(r->sbuf, slo, st);
+    r->rbuf = mca_coll_braid_shift(r->rbuf, rlo, r->a.dtype);
+    int rc = mca_coll_braid_host_copies_open(&r->hc, sp, sn, st, 0 == rn ? NULL : &r->rbuf, rn,
+                                             r->a.dtype, rfill);
+    r->sbuf = mca_coll_braid_shift(r->sbuf, -slo, st);
+    r->rbuf = mca_coll_braid_shift(r->rbuf, -rlo, r->a.dtype);
+    return rc;
+}
+
+int mca_coll_braid_request_copies_close(mca_coll_braid_request_t *r, int rc)
+{
+    if (NULL == r->hc) return rc;
+    rc = mca_coll_braid_host_copies_close(r->hc, rc);
+    r->hc = NULL;
     return rc;
 }

@@ -374,3 +374,41 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
                         cid, P);
     return OMPI_SUCCESS;
 }
+
+/* ------------------------------------------------------------------ */
+/* persistent requests' tag numbers                                   */
+/* ------------------------------------------------------------------ */
+
+/* the window's OR over the ranks, by the previous module's allreduce (an
+ * init is a collective call, on the application's thread) */
+static int or_all(void *arg, unsigned window, const uint64_t mine[2], uint64_t all[2])
+{
+    mca_coll_braid_module_t *m = arg;
+    (void)window;
+    return m->prev.coll_allreduce(mine, all, 2, MPI_UINT64_T, MPI_BOR, m->comm,
+                                  m->prev.coll_allreduce_module);
+}
+
+/* A persistent request's tag number: the first that no live request of
+ * any rank holds (braid_numbers.h). */
+int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq)
+{
+    unsigned number;
+    int rc = braid_numbers_agree(&m->pnums, BRAID_TAG_SEQ_PERSISTENT, or_all, m, &number);
+    if (BRAID_OK == rc) {
+        *seq = BRAID_TAG_SEQ_PERSISTENT | number;
+        return MPI_SUCCESS;
+    }
+    if (BRAID_ERR_NOMEM == rc) return MPI_ERR_NO_MEM;
+    if (BRAID_ERR_ARG != rc) return rc;   /* the allreduce's */
+    if (0 == m->bcomm.rank)
+        opal_output(0, "braid: %s: all %u tag numbers of persistent collectives are held by live "
+                    "requests; free some (MPI_Request_free) before making more",
+                    m->comm->c_name, (unsigned)BRAID_TAG_SEQ_PERSISTENT);
+    return MPI_ERR_OTHER;
+}
+
+void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq)
+{
+    braid_numbers_give(&m->pnums, seq & ~BRAID_TAG_SEQ_PERSISTENT);
+}

@@ -297,7 +297,7 @@ static inline int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t 
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 
 /* The reduction path of allreduce, reduce, scan and exscan
- * (coll_braid_allreduce.c): an MPI code, or *hand_on when the previous
+ * (coll_braid_reduction.c): an MPI code, or *hand_on when the previous
  * module must run the call (the same decision on every rank). root: reduce
  * only. r: the request running the call, NULL when blocking. */
 struct mca_coll_braid_request;

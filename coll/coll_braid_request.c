@@ -21,17 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opal/util/output.h"
-
 static inline mca_coll_braid_component_t *cmp(void) { return &mca_coll_braid_component; }
 
-braid_engine_t mca_coll_braid_engine;
 #define ENG (&mca_coll_braid_engine)
-
-static mca_coll_braid_request_t *of(braid_task_t *core)
-{
-    return (mca_coll_braid_request_t *)((char *)core - offsetof(mca_coll_braid_request_t, core));
-}
 
 static int request_free(ompi_request_t **rptr);
 static int request_cancel(ompi_request_t *req, int complete);
@@ -62,7 +54,8 @@ static const mca_coll_braid_args_t no_args;
 static __attribute__((noinline)) mca_coll_braid_request_t *request_take(braid_task_kind_t kind)
 {
     braid_task_t *core = braid_engine_pool_take(ENG);
-    mca_coll_braid_request_t *r = NULL != core ? of(core) : OBJ_NEW(mca_coll_braid_request_t);
+    mca_coll_braid_request_t *r =
+        NULL != core ? mca_coll_braid_request_of(core) : OBJ_NEW(mca_coll_braid_request_t);
     if (NULL != r) braid_task_reuse(&r->core, kind, cmp()->inject_alloc_failure);
     return r;
 }
@@ -104,57 +97,6 @@ static void request_put(mca_coll_braid_request_t *r)
     braid_engine_pool_give(ENG, &r->core);
 }
 
-/* signal: a thread may wait on the request already (it left its post);
- * without, the plain store of a request completed inside its post, where
- * no wait can have begun (no atomic exchange) */
-static void complete(mca_coll_braid_request_t *r, int rc, bool signal)
-{
-    r->super.super.req_status.MPI_ERROR = rc;
-    ompi_request_complete(&r->super.super, signal);
-}
-
-/* The engine's hook: r ran out. A hand-on after the fiber's first wait
- * would be a decision some ranks took at post and others later: it is an
- * internal error, never a blocking call of the previous module. */
-static void engine_complete(void *arg, braid_task_t *core)
-{
-    mca_coll_braid_request_t *r = of(core);
-    int rc;
-    (void)arg;
-    if (core->inner) {
-        rc = r->inner->req_status.MPI_ERROR;
-        ompi_request_free(&r->inner);
-        r->inner = NULL;
-    } else {
-        rc = braid_task_finish(core);
-        if (core->hand_on) {
-            opal_output(0, "braid: %s on %s: internal error: handed on after its first wait",
-                        braid_coll_name(r->family->coll), r->m->comm->c_name);
-            rc = MPI_ERR_INTERN;
-        }
-    }
-    rc = mca_coll_braid_host_copies_close(r->hc, rc);
-    r->hc = NULL;
-    complete(r, rc, true);
-}
-
-static bool engine_inner_done(void *arg, braid_task_t *core)
-{
-    (void)arg;
-    return REQUEST_COMPLETE(of(core)->inner);
-}
-
-static const char *engine_wait_name(void)
-{
-    return braid_ucx_has_wakeup() ? "the UCX worker's wake-up fd" : "timed sleeps (no wake-up fd)";
-}
-
-static void engine_log(void *arg, int level, const char *msg)
-{
-    (void)arg;
-    opal_output_verbose(level, cmp()->output, "braid: %s", msg);
-}
-
 /* ------------------------------------------------------------------ */
 /* post                                                                */
 /* ------------------------------------------------------------------ */
@@ -163,41 +105,6 @@ static int run_job(void *arg)
 {
     mca_coll_braid_request_t *r = arg;
     return r->family->run(r);
-}
-
-static bool on_device(const mca_coll_braid_request_t *r)
-{
-    return (MPI_IN_PLACE != r->a.usbuf && NULL != r->a.usbuf && mca_coll_braid_is_device(r->a.usbuf)) ||
-           (NULL != r->a.urbuf && mca_coll_braid_is_device(r->a.urbuf));
-}
-
-/* The host copies a request on device buffers runs on (whole,
- * synchronous; the receive side is read from the device when the family
- * says the call reads it). */
-static int open_host_copies(mca_coll_braid_request_t *r)
-{
-    size_t sn = 0, rn = 0;
-    ptrdiff_t slo = 0, rlo = 0;
-    bool rfill = false;
-    const void *none = NULL, **sp = MPI_IN_PLACE == r->sbuf || NULL == r->sbuf ? &none : &r->sbuf;
-    r->family->copies(r, &sn, &rn, &rfill);
-    if (NULL != r->family->copy_lows) r->family->copy_lows(r, &slo, &rlo);
-    MPI_Datatype st = NULL != r->a.sdtype ? r->a.sdtype : r->a.dtype;
-    r->sbuf = mca_coll_braid_shift(r->sbuf, slo, st);
-    r->rbuf = mca_coll_braid_shift(r->rbuf, rlo, r->a.dtype);
-    int rc = mca_coll_braid_host_copies_open(&r->hc, sp, sn, st, 0 == rn ? NULL : &r->rbuf, rn,
-                                             r->a.dtype, rfill);
-    r->sbuf = mca_coll_braid_shift(r->sbuf, -slo, st);
-    r->rbuf = mca_coll_braid_shift(r->rbuf, -rlo, r->a.dtype);
-    return rc;
-}
-
-static int close_copies(mca_coll_braid_request_t *r, int rc)
-{
-    if (NULL == r->hc) return rc;
-    rc = mca_coll_braid_host_copies_close(r->hc, rc);
-    r->hc = NULL;
-    return rc;
 }
 
 /* r ran out inside its post, without error: back to the pool as it is
@@ -219,7 +126,7 @@ static __attribute__((noinline)) bool concluded(mca_coll_braid_request_t *r, int
                                                 ompi_request_t **prev_req, int *rc)
 {
     if (BRAID_TASK_DONE == st) {
-        *rc = close_copies(r, r->core.result);
+        *rc = mca_coll_braid_request_copies_close(r, r->core.result);
         return true;
     }
     if (BRAID_TASK_HANDED == st) {
@@ -231,12 +138,12 @@ static __attribute__((noinline)) bool concluded(mca_coll_braid_request_t *r, int
         }
         if (MPI_SUCCESS != (*rc = r->family->prev_nonblocking(r, &r->inner))) {
             r->inner = NULL;
-            *rc = close_copies(r, *rc);
+            *rc = mca_coll_braid_request_copies_close(r, *rc);
             return false;
         }
         r->core.inner = true;
     } else if (BRAID_TASK_PENDING != st) {
-        *rc = close_copies(r, MPI_ERR_NO_MEM);
+        *rc = mca_coll_braid_request_copies_close(r, MPI_ERR_NO_MEM);
         return false;
     }
     /* active before the engine has it: another thread's progress may
@@ -254,9 +161,9 @@ static bool post(mca_coll_braid_request_t *r, ompi_request_t **prev_req, int *rc
     if (BRAID_TASK_PERSISTENT == r->core.kind) activate(r);
     r->sbuf = r->a.usbuf;
     r->rbuf = r->a.urbuf;
-    *rc = on_device(r) ? open_host_copies(r) : MPI_SUCCESS;
+    *rc = mca_coll_braid_request_on_device(r) ? mca_coll_braid_request_copies_open(r) : MPI_SUCCESS;
     if (MPI_SUCCESS != *rc) {
-        *rc = close_copies(r, *rc);
+        *rc = mca_coll_braid_request_copies_close(r, *rc);
         return false;
     }
     return concluded(r, braid_task_post(&r->core, run_job, r), prev_req, rc);
@@ -271,7 +178,7 @@ static __attribute__((noinline)) int posted(mca_coll_braid_request_t *r, bool do
         if (MPI_SUCCESS == rc) return ran_out(r, request);
         /* the error goes to MPI_Wait, in the request's status */
         activate(r);
-        complete(r, rc, false);
+        mca_coll_braid_request_complete(r, rc, false);
     } else if (MPI_REQUEST_NULL != prev_req || MPI_SUCCESS != rc) {
         request_put(r);
         *request = prev_req;
@@ -386,7 +293,7 @@ static void post_held(mca_coll_braid_request_t *r)
 {
     int rc;
     bool done = post(r, NULL, &rc);
-    if (done || MPI_SUCCESS != rc) complete(r, rc, true);
+    if (done || MPI_SUCCESS != rc) mca_coll_braid_request_complete(r, rc, true);
 }
 
 void mca_coll_braid_posts_release(mca_coll_braid_module_t *m)
@@ -426,8 +333,8 @@ int mca_coll_braid_request_post(mca_coll_base_module_t *module, const mca_coll_b
     braid_task_t *core = cmp()->inject_alloc_failure < 0 ? braid_engine_pool_pop(ENG) : NULL;
     if (NULL == core) return post_taken(module, f, a, request);
     core->kind = BRAID_TASK_NONBLOCKING;
-    request_fill(of(core), module, f, a);
-    return post_request(of(core), request);
+    request_fill(mca_coll_braid_request_of(core), module, f, a);
+    return post_request(mca_coll_braid_request_of(core), request);
 }
 
 static int request_start(size_t n, ompi_request_t **reqs)
@@ -436,7 +343,7 @@ static int request_start(size_t n, ompi_request_t **reqs)
         mca_coll_braid_request_t *r = (mca_coll_braid_request_t *)reqs[i];
         int rc;
         bool done = post(r, NULL, &rc);
-        if (done || MPI_SUCCESS != rc) complete(r, rc, false);
+        if (done || MPI_SUCCESS != rc) mca_coll_braid_request_complete(r, rc, false);
         if (!done && MPI_SUCCESS != rc) return rc;
     }
     return MPI_SUCCESS;
@@ -445,40 +352,6 @@ static int request_start(size_t n, ompi_request_t **reqs)
 /* ------------------------------------------------------------------ */
 /* persistent requests                                                 */
 /* ------------------------------------------------------------------ */
-
-/* the window's OR over the ranks, by the previous module's allreduce (an
- * init is a collective call, on the application's thread) */
-static int or_all(void *arg, unsigned window, const uint64_t mine[2], uint64_t all[2])
-{
-    mca_coll_braid_module_t *m = arg;
-    (void)window;
-    return m->prev.coll_allreduce(mine, all, 2, MPI_UINT64_T, MPI_BOR, m->comm,
-                                  m->prev.coll_allreduce_module);
-}
-
-/* A persistent request's tag number: the first that no live request of
- * any rank holds (braid_numbers.h). */
-int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq)
-{
-    unsigned number;
-    int rc = braid_numbers_agree(&m->pnums, BRAID_TAG_SEQ_PERSISTENT, or_all, m, &number);
-    if (BRAID_OK == rc) {
-        *seq = BRAID_TAG_SEQ_PERSISTENT | number;
-        return MPI_SUCCESS;
-    }
-    if (BRAID_ERR_NOMEM == rc) return MPI_ERR_NO_MEM;
-    if (BRAID_ERR_ARG != rc) return rc;   /* the allreduce's */
-    if (0 == m->bcomm.rank)
-        opal_output(0, "braid: %s: all %u tag numbers of persistent collectives are held by live "
-                    "requests; free some (MPI_Request_free) before making more",
-                    m->comm->c_name, (unsigned)BRAID_TAG_SEQ_PERSISTENT);
-    return MPI_ERR_OTHER;
-}
-
-void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq)
-{
-    braid_numbers_give(&m->pnums, seq & ~BRAID_TAG_SEQ_PERSISTENT);
-}
 
 /* MPI_Xxx_init: its sequence number and its shm channel now, in init
  * order (MPI makes the initialisation calls collective). It holds its
@@ -539,55 +412,4 @@ static int request_cancel(ompi_request_t *req, int complete_)
 {
     (void)req, (void)complete_;
     return MPI_ERR_REQUEST;   /* collectives cannot be cancelled */
-}
-
-/* ------------------------------------------------------------------ */
-/* installation                                                        */
-/* ------------------------------------------------------------------ */
-
-static void engine_start(void)
-{
-    static bool started;
-    if (started) return;
-    braid_engine_hooks_t hooks = {
-        .arg = NULL, .complete = engine_complete, .inner_done = engine_inner_done,
-        .activated = mca_coll_braid_progress_active, .poll = braid_ucx_progress_now,
-        .wait_event = braid_ucx_wait_event,
-        .wait_name = engine_wait_name, .log = engine_log,
-    };
-    braid_engine_init(ENG, &hooks);
-    started = true;
-}
-
-bool mca_coll_braid_requests_ready(void)
-{
-    const mca_coll_braid_component_t *c = cmp();
-    bool shared = c->thread_multiple || c->progress_thread;
-    engine_start();
-    braid_engine_set_shared(ENG, shared, c->progress_thread);
-    braid_fiber_pool_shared(shared);
-    braid_fiber_pool_configure((size_t)c->fiber_stack_size,
-                               "raise coll_braid_fiber_stack_size (bytes)");
-    if (ompi_coll_base_nbc_request_t_class.cls_sizeof > sizeof(ompi_coll_base_nbc_request_t)) {
-        opal_output_verbose(1, c->output, "braid: Open MPI's nbc request (%zu bytes) is larger "
-                            "than braid reserves (%zu): nonblocking and persistent collectives "
-                            "stay with the previous module",
-                            ompi_coll_base_nbc_request_t_class.cls_sizeof,
-                            sizeof(ompi_coll_base_nbc_request_t));
-        return false;
-    }
-    return true;
-}
-
-static void release_request(braid_task_t *core)
-{
-    mca_coll_braid_request_t *r = of(core);
-    OBJ_RELEASE(r);
-}
-
-void mca_coll_braid_requests_fini(void)
-{
-    engine_start();
-    braid_engine_fini(ENG, release_request);
-    braid_fiber_pool_release();
 }

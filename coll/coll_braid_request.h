@@ -9,8 +9,8 @@
  * function or, inside a request, records the hand-on: the request then
  * gives the whole call to the previous module's nonblocking function.
  */
-#ifndef MCA_COLL_BRAID_TASK_H
-#define MCA_COLL_BRAID_TASK_H
+#ifndef MCA_COLL_BRAID_REQUEST_H
+#define MCA_COLL_BRAID_REQUEST_H
 
 #include "coll_braid_module.h"
 
@@ -165,11 +165,33 @@ mca_coll_braid_call_op(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, 
 
 /* A persistent request's tag sequence number, free on every rank
  * (collective: an init); MPI_ERR_OTHER when every number is held. Given
- * back when the request is freed. */
+ * back when the request is freed (coll_braid_module.c). */
 int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq);
 void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq);
 
-/* module enable: the engine configured for the job; false when braid's
+/* r of its engine part */
+static inline mca_coll_braid_request_t *mca_coll_braid_request_of(braid_task_t *core)
+{
+    return (mca_coll_braid_request_t *)((char *)core - offsetof(mca_coll_braid_request_t, core));
+}
+
+/* signal: a thread may wait on the request already (it left its post);
+ * without, the plain store of a request completed inside its post, where
+ * no wait can have begun (no atomic exchange) */
+static inline void mca_coll_braid_request_complete(mca_coll_braid_request_t *r, int rc, bool signal)
+{
+    r->super.super.req_status.MPI_ERROR = rc;
+    ompi_request_complete(&r->super.super, signal);
+}
+
+/* A request on device buffers (coll_braid_cuda.c): whether one is, the
+ * host copies it runs on (open), and their end (close: rc, or the copy
+ * back's error) */
+bool mca_coll_braid_request_on_device(const mca_coll_braid_request_t *r);
+int mca_coll_braid_request_copies_open(mca_coll_braid_request_t *r);
+int mca_coll_braid_request_copies_close(mca_coll_braid_request_t *r, int rc);
+
+/* module enable (coll_braid_engine.c): the engine configured for the job; false when braid's
  * requests cannot be Open MPI's (its nbc request type is larger than
  * braid reserves): nonblocking and persistent calls stay with the previous
  * module. Component close: the engine's end. */
@@ -178,4 +200,4 @@ void mca_coll_braid_requests_fini(void);
 
 END_C_DECLS
 
-#endif /* MCA_COLL_BRAID_TASK_H */
+#endif /* MCA_COLL_BRAID_REQUEST_H */

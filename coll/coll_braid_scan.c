@@ -1,6 +1,6 @@
 /*
  * coll_braid_scan.c - MPI_Scan and MPI_Exscan, with their MPI_I* and _init
- * forms, on the reduction path of coll_braid_allreduce.c: the same op
+ * forms, on the reduction path (coll_braid_reduction.c): the same op
  * binding, datatype layouts and device staging as allreduce, and the same
  * hand-on (every choice depends only on the datatype, the op, the
  * communicator and count x type size). Exscan's rank 0 receives nothing:

@@ -137,6 +137,20 @@ if [ -n "${md_files:-}" ]; then
         echo "lint: docs/DESIGN.md's layer diagram names every file of coll/, libbraid/, the transports and cuda/"
     fi
 fi
+# ---- coll/ stays thin ----
+# (one collective family per file and each concern of the glue in its
+# own: a file past 450 lines is two)
+long=$(for f in $(git ls-files 'coll/*.c' 'coll/*.h' 2>/dev/null); do
+    [ -f "$f" ] && [ "$(wc -l <"$f")" -gt 450 ] && echo "$f: $(wc -l <"$f") lines"
+done)
+if [ -n "$long" ]; then
+    echo "$long"
+    echo "lint: the coll/ files above are over 450 lines: split them by concern"
+    status=1
+else
+    echo "lint: no coll/ file is over 450 lines"
+fi
+
 # ---- calls go down ----
 # (a file includes no header of a folder above it or beside it; the
 # headers are included by bare name, so a header is known by its basename
@@ -197,6 +211,22 @@ if [ -n "$up" ]; then
     status=1
 else
     echo "lint: the selection's files call in one direction (braid_format.c, braid_rules.c, braid_table.c)"
+fi
+# ---- a collective family calls no other family ----
+# (coll/coll_braid_<family>.c: what two families share lives below them,
+# as the reduction path in coll_braid_reduction.c)
+families="barrier bcast allreduce scan reduce_scatter allgather allgatherv alltoall alltoallv gather gatherv"
+sideways=$(for a in $families; do
+    for b in $families; do
+        [ "$a" = "$b" ] || calls_up "coll/coll_braid_$a.c" "coll/coll_braid_$b.c"
+    done
+done)
+if [ -n "$sideways" ]; then
+    echo "$sideways"
+    echo "lint: the lines above call a function another family file defines (move it below the families)"
+    status=1
+else
+    echo "lint: no family file of coll/ calls a function another family file defines"
 fi
 [ "${1:-}" = --tracked ] && exit $status
 

@@ -1,0 +1,34 @@
+/*
+ * coll_braid_log.c - the glue's leaf: a line in the component's log, and
+ * braid's return codes as MPI's. Calls nothing else of coll/.
+ */
+#include "coll_braid_log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "opal/util/output.h"
+
+#include "braid_algo.h"
+#include "coll_braid_component.h"
+
+void mca_coll_braid_log(int level, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    opal_output_verbose(level, mca_coll_braid_component.output, "braid: %s", buf);
+}
+
+int mca_coll_braid_to_mpi_error(int braid_rc)
+{
+    switch (braid_rc) {
+    case BRAID_OK: return MPI_SUCCESS;
+    case BRAID_ERR_NOMEM: return MPI_ERR_NO_MEM;
+    case BRAID_ERR_ARG: return MPI_ERR_ARG;
+    case BRAID_ERR_DEVICE: return MPI_ERR_OTHER;   /* the CUDA error is logged at level 1 */
+    default: return MPI_ERR_INTERN;
+    }
+}
