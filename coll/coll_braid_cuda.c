@@ -1,7 +1,7 @@
 /*
  * coll_braid_cuda.c - device (CUDA) buffers in the glue: detect them, run
  * an algorithm segment by segment through the staging pipeline
- * (libbraid/engines/braid_devpipe.h) for the dispatch, give the previous
+ * (libbraid/devpipe/braid_devpipe.h) for the dispatch, give the previous
  * module host copies when braid hands a call on, and run a request on
  * host copies of its device buffers.
  *

@@ -151,6 +151,23 @@ else
     echo "lint: no coll/ file is over 450 lines"
 fi
 
+# ---- a header's guard is its file's name ----
+# (braid_x.h guards with ..._BRAID_X_H: a guard copied from another file
+# hides the one it came from when both are included)
+guards=$(for f in $(git ls-files 'coll/*.h' 'libbraid/*.h' 'libbraid/**/*.h' 'ucx_transport/*.h' 'shm_transport/*.h' 'cuda/*.h' 2>/dev/null); do
+    [ -f "$f" ] || continue
+    g=$(grep -m1 -E '^#ifndef [A-Z0-9_]+_H$' "$f" | awk '{print $2}')
+    b=$(basename "$f" .h | tr 'a-z' 'A-Z')
+    case "$g" in *"$b"_H) ;; *) echo "$f: guard ${g:-none}" ;; esac
+done)
+if [ -n "$guards" ]; then
+    echo "$guards"
+    echo "lint: the headers above do not guard with their own name"
+    status=1
+else
+    echo "lint: every header of coll/, libbraid/, the transports and cuda/ guards with its own name"
+fi
+
 # ---- calls go down ----
 # (a file includes no header of a folder above it or beside it; the
 # headers are included by bare name, so a header is known by its basename
@@ -231,8 +248,8 @@ fi
 [ "${1:-}" = --tracked ] && exit $status
 
 command -v cppcheck >/dev/null || "$top/contrib/install_deps.sh" cppcheck
-srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/patterns/*.c libbraid/kernels/*.c libbraid/shm/*.c ucx_transport/*.c shm_transport/*.c libbraid/selection/*.c)
-inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/kernels -I libbraid/shm -I ucx_transport -I shm_transport -I libbraid/selection)
+srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/blocks/*.c libbraid/devpipe/*.c libbraid/patterns/*.c libbraid/kernels/*.c libbraid/shm/*.c ucx_transport/*.c shm_transport/*.c libbraid/selection/*.c)
+inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/blocks -I libbraid/devpipe -I libbraid/kernels -I libbraid/shm -I ucx_transport -I shm_transport -I libbraid/selection)
 ompi_inc=()
 for d in $(mpicc --showme:incdirs 2>/dev/null); do ompi_inc+=(-I "$d"); done
 ucx_inc=($(pkg-config --cflags ucx 2>/dev/null))
@@ -244,7 +261,7 @@ ucx_inc=($(pkg-config --cflags ucx 2>/dev/null))
 #    members are harmless.
 out=$(cppcheck -q --enable=warning,style,performance,portability --std=c11 --inline-suppr \
     --error-exitcode=0 "${inc[@]}" --suppress=missingIncludeSystem --suppress=missingInclude \
-    --suppress=unusedStructMember:libbraid/engines/ring_pipeline.c \
+    --suppress=unusedStructMember:libbraid/blocks/ring_pipeline.c \
     "${srcs[@]}" 2>&1)
 if [ -n "$out" ]; then
     echo "$out"

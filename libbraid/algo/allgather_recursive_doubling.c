@@ -18,7 +18,7 @@
  *
  * Not in place, step 0 sends the own block straight from sbuf.
  */
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_cost.h"
 #include "braid_registry.h"
 

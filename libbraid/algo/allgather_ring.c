@@ -11,7 +11,7 @@
  * and the own block is copied into rbuf once (the ring never reads it
  * there).
  */
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_cost.h"
 #include "braid_registry.h"
 

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "braid_cost.h"
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_registry.h"
 
 int braid_allgatherv_bruck(braid_comm_t *c, const braid_coll_args_t *a)

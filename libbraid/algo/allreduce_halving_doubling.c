@@ -30,7 +30,7 @@
  * land in rbuf regions whose reduce-scatter sends have completed, so the
  * mirrored steps never overwrite a region still being sent.
  */
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_cost.h"
 #include "braid_registry.h"
 

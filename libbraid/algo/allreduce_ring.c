@@ -21,7 +21,7 @@
  * a right accumulator), and finally rbuf = left op right. Non-commutative
  * ops that are not exact return BRAID_ERR_UNSUPPORTED (P > 1).
  */
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_cost.h"
 #include "braid_registry.h"
 

@@ -24,7 +24,7 @@
  * Non-commutative ops: the chain of a block wraps from rank P-1 to rank 0,
  * so the rank order cannot be kept: returns BRAID_ERR_UNSUPPORTED (P > 1).
  */
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_cost.h"
 #include "braid_registry.h"
 

@@ -6,12 +6,12 @@
  *   reductions per rank: at most 2 ceil(lg P) S (window and result)
  *
  * Rank r exchanges its window's reduction with r XOR 2^k in step k
- * (libbraid/engines/prefix.c): lg P message times, against the P - 1 of a
+ * (libbraid/blocks/prefix.c): lg P message times, against the P - 1 of a
  * chain, for a second fold per step. Any op: windows are folded in rank
  * order.
  */
 #include "braid_cost.h"
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_registry.h"
 
 int braid_exscan_recursive_doubling(braid_comm_t *c, const braid_coll_args_t *a)

@@ -10,7 +10,7 @@
  *   reductions: about r S on rank r (the highest rank folds (P - 1) S)
  *
  * Every rank publishes its input in its slot and folds the slots of the
- * ranks below it in rank order (libbraid/engines/prefix.c), waiting for
+ * ranks below it in rank order (libbraid/blocks/prefix.c), waiting for
  * those alone: rank 0 never waits. One cache-line hand-over per lower
  * rank, overlapped, beats lg P message steps at the sizes the cells carry.
  * Above them, where the node has a reader (process_vm_readv), each rank
@@ -20,7 +20,7 @@
  * every rank above a slot and the table's message rows take it.
  */
 #include "braid_cost.h"
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_registry.h"
 
 int braid_exscan_shm(braid_comm_t *c, const braid_coll_args_t *a)

@@ -39,7 +39,7 @@
 
 #include "braid_algo.h"
 #include "braid_cost.h"
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_registry.h"
 #include "braid_shm.h"
 

@@ -31,7 +31,7 @@
  * receives straight into rbuf in both cases: by then nothing reads the
  * input, and the fix-up sends come from the work buffer.
  */
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_cost.h"
 #include "braid_registry.h"
 

@@ -23,7 +23,7 @@
  * Non-commutative ops: returns BRAID_ERR_UNSUPPORTED (P > 1), as the ring
  * cannot keep the rank order.
  */
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_cost.h"
 #include "braid_registry.h"
 

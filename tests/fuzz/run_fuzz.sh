@@ -19,10 +19,10 @@ mkdir -p "$dir" "$corpus"
 
 bin=$dir/fuzz_rules
 $CC -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$top/libbraid" -I"$top/libbraid/patterns" -I"$top/libbraid/engines" -I"$top/libbraid/kernels" -I"$top/libbraid/shm" \
+    -I"$top/libbraid" -I"$top/libbraid/patterns" -I"$top/libbraid/engines" -I"$top/libbraid/blocks" -I"$top/libbraid/devpipe" -I"$top/libbraid/kernels" -I"$top/libbraid/shm" \
     -I"$top/ucx_transport" -I"$top/libbraid/selection" \
     "$here/fuzz_rules.c" "$top"/libbraid/selection/*.c \
-    "$top"/libbraid/*.c "$top"/libbraid/algo/*.c "$top"/libbraid/engines/*.c "$top"/libbraid/engines/*.S \
+    "$top"/libbraid/*.c "$top"/libbraid/algo/*.c "$top"/libbraid/engines/*.c "$top"/libbraid/engines/*.S "$top"/libbraid/blocks/*.c "$top"/libbraid/devpipe/*.c \
     "$top"/libbraid/patterns/*.c "$top"/libbraid/shm/*.c \
     "$top"/libbraid/kernels/*.c -lm \
     -o "$bin"

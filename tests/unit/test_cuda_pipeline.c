@@ -1,6 +1,6 @@
 /*
  * test_cuda_pipeline.c - the device-buffer staging pipeline
- * (libbraid/engines/braid_devpipe.c) driven by a mock device in host memory
+ * (libbraid/devpipe/braid_devpipe.c) driven by a mock device in host memory
  * (mock_device.h) that completes copies late and out of order between its
  * two queues, over the in-process transport, P = 1..8:
  *

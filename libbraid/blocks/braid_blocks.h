@@ -1,5 +1,5 @@
 /*
- * braid_engines.h - engines shared by the allreduce, reduce_scatter,
+ * braid_blocks.h - building blocks shared by the allreduce, reduce_scatter,
  * allgather, scan and exscan algorithms (not part of the algorithm interface):
  *
  *  - the pipelined ring (ring_pipeline.c): reduce-scatter and/or allgather
@@ -10,15 +10,15 @@
  *    (halving_doubling_common.c) used by the halving-doubling algorithms;
  *  - prefix reductions (prefix.c), the scan and exscan algorithms.
  *
- * Scratch slots used by these engines:
+ * Scratch slots used by these blocks:
  *   0  receive chunks (BRAID_PIPE_DEPTH chunks)
  *   1  work buffer (reduce_scatter, in place or not: the whole input's
  *      size; the input is only read and rbuf gets only the own block)
  *   2  reduce_scatter_ring's block offsets
  *   3  small tables (the ring's send requests, halving-doubling's offsets)
  */
-#ifndef BRAID_ALGO_INTERNAL_H
-#define BRAID_ALGO_INTERNAL_H
+#ifndef BRAID_BLOCKS_H
+#define BRAID_BLOCKS_H
 
 #include "braid_algo.h"
 
@@ -234,4 +234,4 @@ int braid_prefix_shm(braid_comm_t *c, const braid_coll_args_t *a, bool exclusive
  * down to r. */
 bool braid_prefix_sends_later(int r, int mask, int P);
 
-#endif /* BRAID_ALGO_INTERNAL_H */
+#endif /* BRAID_BLOCKS_H */

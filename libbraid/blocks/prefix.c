@@ -37,7 +37,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "braid_engines.h"
+#include "braid_blocks.h"
 #include "braid_shm.h"
 
 bool braid_prefix_sends_later(int r, int mask, int P)

@@ -21,7 +21,7 @@
  * BRAID_PIPE_DEPTH chunk receives and sends are in flight while one chunk
  * is reduced.
  */
-#include "braid_engines.h"
+#include "braid_blocks.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /*
  * ring_pipeline.c - the pipelined ring shared by allreduce_ring_chunked,
- * reduce_scatter_ring and allgather_ring (see braid_engines.h).
+ * reduce_scatter_ring and allgather_ring (see braid_blocks.h).
  *
  * The ring is one stream of steps t = 0..T-1 (T = rs_steps + ag_steps): in
  * step t rank r sends block sb(t) to r+1 and receives block rb(t) from r-1,
@@ -16,7 +16,7 @@
  * Senders and receivers cut a block into the same chunks, and both post
  * them in stream order, so messages match even when steps fold.
  */
-#include "braid_engines.h"
+#include "braid_blocks.h"
 
 #include <string.h>
 
