@@ -394,11 +394,30 @@ static void spin_unlock(int *l)
     if (P.atomic) __atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
-static void census_before(void)
+/* a call that waits for its line in the queue (full: not braid's) */
+static void wait_for_line(int form, int coll, int s)
+{
+    if (npending == PENDING) {
+        add(&P.tab[s].handed, 1);
+        return;
+    }
+    pending[npending].form = form;
+    pending[npending].coll = braid_coll(coll);
+    pending[npending].slot = s;
+    npending++;
+}
+
+/* Before a call (where: census_where of its communicator, or 0). Under
+ * MPI_THREAD_MULTIPLE another thread's call may print its line while
+ * this one runs, or this one's line reach another thread's reading: each
+ * call on a communicator's rank 0 waits in the queue from its start, and
+ * every line takes the oldest call of its name there. */
+static void census_before(int form, int coll, int s, uint64_t bytes, int where)
 {
     int m = 0;
     spin_lock(&census_lock);
     drain(-1, 0, 0, &m);
+    if (P.atomic && 1 == where && (bytes || BARRIER == coll)) wait_for_line(form, coll, s);
     spin_unlock(&census_lock);
 }
 
@@ -411,19 +430,21 @@ static void census_after(int form, int coll, int s, uint64_t bytes, int rank0)
 {
     int matched = 0;
     spin_lock(&census_lock);
-    drain(s, form, coll, &matched);
+    if (P.atomic)
+        drain(-1, 0, 0, &matched);
+    else
+        drain(s, form, coll, &matched);
     if (rank0) {
         add(&P.tab[s].once, 1);
         if (matched || (0 == bytes && BARRIER != coll)) {
         } else if (2 == rank0) {
             add(&P.tab[s].single, 1);
-        } else if (BLOCKING == form || npending == PENDING) {
+        } else if (P.atomic) {
+            /* in the queue since census_before */
+        } else if (BLOCKING == form) {
             add(&P.tab[s].handed, 1);
         } else {
-            pending[npending].form = form;
-            pending[npending].coll = braid_coll(coll);
-            pending[npending].slot = s;
-            npending++;
+            wait_for_line(form, coll, s);
         }
     }
     spin_unlock(&census_lock);
@@ -484,7 +505,8 @@ static void prof_started(int provided)
     (void)PMPI_Comm_rank(MPI_COMM_WORLD, &P.rank);
     (void)PMPI_Comm_size(MPI_COMM_WORLD, &P.size);
     if (!P.census) return;
-    census_before();
+    int m = 0;
+    drain(-1, 0, 0, &m);
     /* braid at verbosity 20 says in MPI_Init whether it took
      * MPI_COMM_WORLD: nothing read means its output went elsewhere (an
      * Open MPI that ignores OPAL_OUTPUT_STDERR_FD), and no algorithm can
@@ -509,11 +531,12 @@ static inline void account(int s, uint64_t bytes, uint64_t ns)
     do {                                                                                           \
         uint64_t b_ = (bytes_expr);                                                                \
         int s_ = slot_index(form, coll, class_of(b_));                                             \
-        if (P.census) census_before();                                                             \
+        int w_ = P.census ? census_where(comm) : 0;                                                \
+        if (P.census) census_before(form, coll, s_, b_, w_);                                       \
         uint64_t t0_ = ticks();                                                                    \
         int rc_ = (call);                                                                          \
         account(s_, b_, ticks() - t0_);                                                            \
-        if (P.census) census_after(form, coll, s_, b_, census_where(comm));                        \
+        if (P.census) census_after(form, coll, s_, b_, w_);                                        \
         return rc_;                                                                                \
     } while (0)
 
@@ -991,12 +1014,13 @@ EXPORT int MPI_Scatterv(const void *sb, const int scs[], const int displs[], MPI
     do {                                                                                           \
         uint64_t b_ = (bytes_expr);                                                                \
         int s_ = slot_index(NONBLOCKING, coll, class_of(b_));                                      \
-        if (P.census) census_before();                                                             \
+        int w_ = P.census ? census_where(comm) : 0;                                                \
+        if (P.census) census_before(NONBLOCKING, coll, s_, b_, w_);                                \
         uint64_t t0_ = ticks();                                                                    \
         int rc_ = (call);                                                                          \
         account(s_, b_, ticks() - t0_);                                                            \
         if (MPI_SUCCESS == rc_) track(*(req), s_, NONBLOCKING, coll, 0, b_, comm);                 \
-        if (P.census) census_after(NONBLOCKING, coll, s_, b_, census_where(comm));                 \
+        if (P.census) census_after(NONBLOCKING, coll, s_, b_, w_);                                 \
         return rc_;                                                                                \
     } while (0)
 
@@ -1246,7 +1270,7 @@ EXPORT int MPI_Start(MPI_Request *req)
 {
     rentry_t e;
     if (0 == P.outstanding || !lookup(*req, &e)) return PMPI_Start(req);
-    if (P.census) census_before();
+    if (P.census) census_before(e.form, e.coll, e.slot, e.bytes, e.rank0);
     uint64_t t0 = ticks();
     int rc = PMPI_Start(req);
     account(e.slot, e.bytes, ticks() - t0);
@@ -1259,7 +1283,8 @@ EXPORT int MPI_Startall(int count, MPI_Request reqs[])
     waitset_t w;
     if (0 == P.outstanding || 0 == gather_tracked(count, reqs, &w))
         return PMPI_Startall(count, reqs);
-    if (P.census) census_before();
+    for (int i = 0; P.census && i < w.n; i++)
+        census_before(w.e[i].form, w.e[i].coll, w.e[i].slot, w.e[i].bytes, w.e[i].rank0);
     uint64_t t0 = ticks();
     int rc = PMPI_Startall(count, reqs);
     uint64_t dt = ticks() - t0;

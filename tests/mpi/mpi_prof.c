@@ -204,7 +204,13 @@ static int check_csv(const char *path, int np, int census)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* "multiple": MPI_THREAD_MULTIPLE, the library's atomic counters and
+     * its census's queue for every call */
+    int provided;
+    if (argc > 1 && 0 == strcmp(argv[1], "multiple"))
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     int rank, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
