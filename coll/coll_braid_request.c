@@ -237,7 +237,9 @@ static int post_request(mca_coll_braid_request_t *r, ompi_request_t **request)
     return post_request_end(r, st, request);
 }
 
-/* MPI_Ixxx when the pool had no request to pop */
+static bool hold_post(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, ompi_request_t **request);
+
+/* MPI_Ixxx when the pool had no request to pop, or while posts are held */
 static __attribute__((noinline)) int post_taken(mca_coll_base_module_t *module,
                                                 const mca_coll_braid_family_t *f,
                                                 const mca_coll_braid_args_t *a,
@@ -246,6 +248,7 @@ static __attribute__((noinline)) int post_taken(mca_coll_base_module_t *module,
     mca_coll_braid_request_t *r = request_take(BRAID_TASK_NONBLOCKING);
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
     request_fill(r, module, f, a);
+    if (__atomic_load_n(&r->m->holding, __ATOMIC_ACQUIRE) && hold_post(r->m, r, request)) return MPI_SUCCESS;
     return post_request(r, request);
 }
 
@@ -310,26 +313,13 @@ void mca_coll_braid_posts_release(mca_coll_braid_module_t *m)
     }
 }
 
-/* MPI_Ixxx while posts are held */
-static __attribute__((noinline)) int post_holding(mca_coll_base_module_t *module,
-                                                  const mca_coll_braid_family_t *f,
-                                                  const mca_coll_braid_args_t *a,
-                                                  ompi_request_t **request)
-{
-    mca_coll_braid_request_t *r = request_take(BRAID_TASK_NONBLOCKING);
-    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
-    request_fill(r, module, f, a);
-    if (hold_post(r->m, r, request)) return MPI_SUCCESS;
-    return post_request(r, request);
-}
-
 /* The request popped here, inline, and the rest in post_request: no call
  * before the arguments are stored, and so no registers to keep. */
 int mca_coll_braid_request_post(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
                                 const mca_coll_braid_args_t *a, ompi_request_t **request)
 {
     if (__builtin_expect(__atomic_load_n(&((mca_coll_braid_module_t *)module)->holding, __ATOMIC_ACQUIRE), 0))
-        return post_holding(module, f, a, request);
+        return post_taken(module, f, a, request);
     braid_task_t *core = cmp()->inject_alloc_failure < 0 ? braid_engine_pool_pop(ENG) : NULL;
     if (NULL == core) return post_taken(module, f, a, request);
     core->kind = BRAID_TASK_NONBLOCKING;

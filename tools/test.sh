@@ -69,8 +69,8 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
     # the plain pass runs them to 64): every algorithm at every shape of P;
     # the simulator's contracts at P = 1024 (SAN_UNIT_SIM_MAX_P; 4096 in
     # the plain pass). Two at a time, as in the plain pass.
-    # The MPI cases at np 3 and the programs of the engine's edges and of
-    # failures at every np (SAN_MPI_FILTER, a run_mpi_tests.sh filter; ''
+    # The MPI cases at np 3 and the programs of the engine's edges, of
+    # call order and of failures at every np (SAN_MPI_FILTER, a run_mpi_tests.sh filter; ''
     # runs all): the glue, the transport, the shared-memory tier and the
     # nonblocking engine under the sanitizers, every program and algorithm
     # once. Left to the plain pass (SAN_MPI_EXCLUDE): the other np, the
