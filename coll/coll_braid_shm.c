@@ -1,6 +1,6 @@
 /*
  * coll_braid_shm.c - glue of the shared-memory tier: when a communicator
- * brings its tier up (shm_transport/braid_shm_tier.h), with what
+ * brings its tier up (libbraid/shm/braid_shm_tier.h), with what
  * configuration, and its channels for persistent requests.
  *
  * A communicator's tier comes up at its coll_braid_shm_after-th blocking

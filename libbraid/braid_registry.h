@@ -1,7 +1,8 @@
 /*
  * braid_registry.h - the one list of braid's collectives and algorithms.
  *
- * Each algorithm is one row below and one file in libbraid/algo/ that defines
+ * Each algorithm is one row below and one file in libbraid/algo/ (the shm
+ * tier's in libbraid/shm/algo/) that defines
  *
  *   int    braid_<coll>_<name>(braid_comm_t *c, const braid_coll_args_t *a);
  *   double braid_cost_<coll>_<name>(int P, double S);

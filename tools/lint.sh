@@ -114,18 +114,18 @@ else
 fi
 
 # ---- DESIGN.md's layer diagram names every source file ----
-# (every file of coll/, libbraid/ - its algo/ folder being one
-# file per algorithm, named by the registry - and the transports and cuda/,
+# (every file of coll/, libbraid/ - its algo/ and shm/algo/ folders being
+# one file per algorithm, named by the registry - ucx_transport/ and cuda/,
 # by its name, inside the diagram's fenced block under "## Layers")
 if [ -n "${md_files:-}" ]; then
     if [ -e .git ] && command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-        layer_files=$(git ls-files coll libbraid ucx_transport shm_transport cuda)
+        layer_files=$(git ls-files coll libbraid ucx_transport cuda)
     else
-        layer_files=$(find coll libbraid ucx_transport shm_transport cuda -type f)
+        layer_files=$(find coll libbraid ucx_transport cuda -type f)
     fi
     diagram=$(awk '/^## Layers/ { l = 1 } l && /^```/ { n++; next } l && n == 1' docs/DESIGN.md)
     unnamed=$(for f in $layer_files; do
-        case $f in libbraid/algo/*) continue ;; esac
+        case $f in libbraid/algo/* | libbraid/shm/algo/*) continue ;; esac
         [ -f "$f" ] || continue
         grep -qF -- "$(basename "$f")" <<<"$diagram" || echo "$f"
     done)
@@ -154,7 +154,7 @@ fi
 # ---- a header's guard is its file's name ----
 # (braid_x.h guards with ..._BRAID_X_H: a guard copied from another file
 # hides the one it came from when both are included)
-guards=$(for f in $(git ls-files 'coll/*.h' 'libbraid/*.h' 'libbraid/**/*.h' 'ucx_transport/*.h' 'shm_transport/*.h' 'cuda/*.h' 2>/dev/null); do
+guards=$(for f in $(git ls-files 'coll/*.h' 'libbraid/*.h' 'libbraid/**/*.h' 'ucx_transport/*.h' 'cuda/*.h' 2>/dev/null); do
     [ -f "$f" ] || continue
     g=$(grep -m1 -E '^#ifndef [A-Z0-9_]+_H$' "$f" | awk '{print $2}')
     b=$(basename "$f" .h | tr 'a-z' 'A-Z')
@@ -192,7 +192,7 @@ if [ -e .git ] && command -v git >/dev/null && git rev-parse --is-inside-work-tr
     else
         echo "lint: ucx_transport/ and the in-process test transport include nothing from libbraid/engines/"
     fi
-    up=$(includes_in "$(headers_of coll | tr '\n' ' ')" libbraid ucx_transport shm_transport)
+    up=$(includes_in "$(headers_of coll | tr '\n' ' ')" libbraid ucx_transport)
     if [ -n "$up" ]; then
         echo "$up"
         echo "lint: the lines above include a coll/ header from below coll/"
@@ -248,8 +248,8 @@ fi
 [ "${1:-}" = --tracked ] && exit $status
 
 command -v cppcheck >/dev/null || "$top/contrib/install_deps.sh" cppcheck
-srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/blocks/*.c libbraid/devpipe/*.c libbraid/patterns/*.c libbraid/kernels/*.c libbraid/shm/*.c ucx_transport/*.c shm_transport/*.c libbraid/selection/*.c)
-inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/blocks -I libbraid/devpipe -I libbraid/kernels -I libbraid/shm -I ucx_transport -I shm_transport -I libbraid/selection)
+srcs=(coll/*.c libbraid/*.c libbraid/algo/*.c libbraid/engines/*.c libbraid/blocks/*.c libbraid/devpipe/*.c libbraid/patterns/*.c libbraid/kernels/*.c libbraid/shm/*.c libbraid/shm/algo/*.c ucx_transport/*.c libbraid/selection/*.c)
+inc=(-I libbraid -I libbraid/patterns -I libbraid/engines -I libbraid/blocks -I libbraid/devpipe -I libbraid/kernels -I libbraid/shm -I ucx_transport -I libbraid/selection)
 ompi_inc=()
 for d in $(mpicc --showme:incdirs 2>/dev/null); do ompi_inc+=(-I "$d"); done
 ucx_inc=($(pkg-config --cflags ucx 2>/dev/null))

@@ -1,7 +1,7 @@
 /*
  * braid_shm.h - the flag protocol of braid's shared-memory tier: one
  * segment per communicator, mapped by every rank of a node, through which
- * the shm algorithms (libbraid/algo/<coll>_shm.c) move small messages without
+ * the shm algorithms (libbraid/shm/algo/<coll>_shm.c) move small messages without
  * the message transport.
  *
  * Layout (braid_shm_segment_bytes), all offsets multiples of 128 bytes so
@@ -47,7 +47,7 @@
  * reuse the buffer at once.
  *
  * Pure C11 atomics: no Open MPI, no UCX, no system calls but sched_yield.
- * The segment's memory comes from the caller (shm_transport/ maps a POSIX
+ * The segment's memory comes from the caller (braid_shm_segment.c maps a POSIX
  * segment; the unit tests share a heap block between threads).
  */
 #ifndef BRAID_SHM_H

@@ -23,7 +23,7 @@ $CC -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$top/ucx_transport" -I"$top/libbraid/selection" \
     "$here/fuzz_rules.c" "$top"/libbraid/selection/*.c \
     "$top"/libbraid/*.c "$top"/libbraid/algo/*.c "$top"/libbraid/engines/*.c "$top"/libbraid/engines/*.S "$top"/libbraid/blocks/*.c "$top"/libbraid/devpipe/*.c \
-    "$top"/libbraid/patterns/*.c "$top"/libbraid/shm/*.c \
+    "$top"/libbraid/patterns/*.c "$top"/libbraid/shm/braid_shm.c "$top"/libbraid/shm/braid_shm_reduce.c "$top"/libbraid/shm/algo/*.c \
     "$top"/libbraid/kernels/*.c -lm \
     -o "$bin"
 
