@@ -35,16 +35,16 @@ static int place_mine(const void *sbuf, int scount, MPI_Datatype sdtype, void *m
 
 static int allgather_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
                           const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf,
-                          int rcount, MPI_Datatype rdtype, bool *hand_on)
+                          int rcount, MPI_Datatype rdtype, bool *fall_back)
 {
     int P = m->bcomm.size, rank = m->bcomm.rank;
     size_t rn = rcount > 0 ? (size_t)rcount : 0;
     size_t block = rn * mca_coll_braid_type_size(rdtype);
     braid_call_t call;
-    *hand_on = false;
+    *fall_back = false;
     if (0 == block) return MPI_SUCCESS;
     if (!mca_coll_braid_call_begin(m, &call, BRAID_COLL_ALLGATHER, block, r)) {
-        *hand_on = true;
+        *fall_back = true;
         return MPI_SUCCESS;
     }
     bool contiguous = mca_coll_braid_is_contiguous(rdtype, rn * (size_t)P);
@@ -73,13 +73,13 @@ static int allgather(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, co
                      int scount, MPI_Datatype sdtype, void *rbuf, int rcount, MPI_Datatype rdtype)
 {
     size_t rn = (rcount > 0 ? (size_t)rcount : 0) * (size_t)m->bcomm.size;
-    bool rfill = MPI_IN_PLACE == sbuf || !mca_coll_braid_is_contiguous(rdtype, rn), hand_on;
+    bool rfill = MPI_IN_PLACE == sbuf || !mca_coll_braid_is_contiguous(rdtype, rn), fall_back;
     mca_coll_braid_host_copies_t *hc;
     int rc = mca_coll_braid_host_copies_open(&hc, &sbuf, scount > 0 ? (size_t)scount : 0, sdtype,
                                              &rbuf, rn, rdtype, rfill);
     if (MPI_SUCCESS == rc)
-        rc = allgather_host(m, r, sbuf, scount, sdtype, rbuf, rcount, rdtype, &hand_on);
-    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r))
+        rc = allgather_host(m, r, sbuf, scount, sdtype, rbuf, rcount, rdtype, &fall_back);
+    if (MPI_SUCCESS == rc && fall_back && !mca_coll_braid_fall_back_in_request(r))
         rc = m->prev.coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, m->comm,
                                     m->prev.coll_allgather_module);
     return mca_coll_braid_host_copies_close(hc, rc);

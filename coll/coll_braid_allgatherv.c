@@ -45,18 +45,18 @@ static int place_mine(const vargs_t *x, bool packed, char *mine, size_t n, ptrdi
     return mca_coll_braid_pack(at, elems(x->rcounts[rank]), x->rdtype, mine, n);
 }
 
-/* An MPI code, or *hand_on when the previous module must run the call. */
+/* An MPI code, or *fall_back when the previous module must run the call. */
 static int allgatherv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
-                           const vargs_t *x, bool *hand_on)
+                           const vargs_t *x, bool *fall_back)
 {
     int P = m->bcomm.size, rank = m->bcomm.rank;
     size_t tsize = mca_coll_braid_type_size(x->rdtype), total = 0;
     for (int i = 0; i < P; i++) total += elems(x->rcounts[i]) * tsize;
     braid_call_t call;
-    *hand_on = false;
+    *fall_back = false;
     if (0 == total) return MPI_SUCCESS;
     if (!mca_coll_braid_call_begin(m, &call, BRAID_COLL_ALLGATHERV, total / (size_t)P, r)) {
-        *hand_on = true;
+        *fall_back = true;
         return MPI_SUCCESS;
     }
     size_t *bc = braid_call_counts(&m->site, call.req, 0, 2 * (size_t)P), *bd = bc + P, largest = 0;
@@ -93,7 +93,7 @@ static mca_coll_braid_blocks_t rblocks(const vargs_t *x)
 
 static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vargs_t *x)
 {
-    bool hand_on;
+    bool fall_back;
     mca_coll_braid_host_copies_t *hc;
     const void *none = NULL;
     bool in_place = MPI_IN_PLACE == x->sbuf;
@@ -108,8 +108,8 @@ static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, v
                                              x->sdtype, &x->rbuf, rn, x->rdtype, true);
     x->rbuf = mca_coll_braid_shift(x->rbuf, -lo, x->rdtype);
     if (in_place) x->sbuf = MPI_IN_PLACE;
-    if (MPI_SUCCESS == rc) rc = allgatherv_host(m, r, x, &hand_on);
-    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r))
+    if (MPI_SUCCESS == rc) rc = allgatherv_host(m, r, x, &fall_back);
+    if (MPI_SUCCESS == rc && fall_back && !mca_coll_braid_fall_back_in_request(r))
         rc = m->prev.coll_allgatherv(x->sbuf, x->scount, x->sdtype, x->rbuf, x->rcounts, x->displs,
                                      x->rdtype, m->comm, m->prev.coll_allgatherv_module);
     return mca_coll_braid_host_copies_close(hc, rc);

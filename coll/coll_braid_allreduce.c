@@ -27,10 +27,10 @@ static int fallback(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf, in
 static int reduce_any(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, const void *sbuf,
                       void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root)
 {
-    bool hand_on;
+    bool fall_back;
     int rc = mca_coll_braid_reduction(m, r, root < 0 ? BRAID_COLL_ALLREDUCE : BRAID_COLL_REDUCE,
-                                      sbuf, rbuf, count, dtype, op, root, &hand_on);
-    if (!hand_on || mca_coll_braid_handed_on(r)) return rc;
+                                      sbuf, rbuf, count, dtype, op, root, &fall_back);
+    if (!fall_back || mca_coll_braid_fall_back_in_request(r)) return rc;
     return fallback(m, sbuf, rbuf, count, dtype, op, root);
 }
 

@@ -11,18 +11,18 @@
  */
 #include "coll_braid.h"
 
-/* An MPI code, or *hand_on when the previous module must run the call. */
+/* An MPI code, or *fall_back when the previous module must run the call. */
 static int alltoall_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
                          const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,
-                         MPI_Datatype rdtype, bool *hand_on)
+                         MPI_Datatype rdtype, bool *fall_back)
 {
     size_t P = (size_t)m->bcomm.size, rn = rcount > 0 ? (size_t)rcount : 0;
     size_t block = rn * mca_coll_braid_type_size(rdtype);
     braid_call_t call;
-    *hand_on = false;
+    *fall_back = false;
     if (0 == block) return MPI_SUCCESS;
     if (!mca_coll_braid_call_begin(m, &call, BRAID_COLL_ALLTOALL, block, r)) {
-        *hand_on = true;
+        *fall_back = true;
         return MPI_SUCCESS;
     }
     bool in_place = MPI_IN_PLACE == sbuf;
@@ -58,7 +58,7 @@ static int alltoall(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, con
                     int scount, MPI_Datatype sdtype, void *rbuf, int rcount, MPI_Datatype rdtype)
 {
     size_t P = (size_t)m->bcomm.size, rn = (rcount > 0 ? (size_t)rcount : 0) * P;
-    bool in_place = MPI_IN_PLACE == sbuf, hand_on;
+    bool in_place = MPI_IN_PLACE == sbuf, fall_back;
     bool rfill = in_place || !mca_coll_braid_is_contiguous(rdtype, rn);
     const void *none = NULL;
     mca_coll_braid_host_copies_t *hc;
@@ -67,8 +67,8 @@ static int alltoall(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, con
                                              rn, rdtype, rfill);
     if (in_place) sbuf = MPI_IN_PLACE;
     if (MPI_SUCCESS == rc)
-        rc = alltoall_host(m, r, sbuf, scount, sdtype, rbuf, rcount, rdtype, &hand_on);
-    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r))
+        rc = alltoall_host(m, r, sbuf, scount, sdtype, rbuf, rcount, rdtype, &fall_back);
+    if (MPI_SUCCESS == rc && fall_back && !mca_coll_braid_fall_back_in_request(r))
         rc = m->prev.coll_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, m->comm,
                                    m->prev.coll_alltoall_module);
     return mca_coll_braid_host_copies_close(hc, rc);

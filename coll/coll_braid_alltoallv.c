@@ -22,16 +22,16 @@ typedef struct vvargs {
     side_t s, r;
 } vvargs_t;
 
-/* An MPI code, or *hand_on when the previous module must run the call. */
+/* An MPI code, or *fall_back when the previous module must run the call. */
 static int alltoallv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
-                          const vvargs_t *x, bool *hand_on)
+                          const vvargs_t *x, bool *fall_back)
 {
     int P = m->bcomm.size;
     bool in_place = MPI_IN_PLACE == x->s.buf;
     braid_call_t call;
-    *hand_on = false;
+    *fall_back = false;
     if (!mca_coll_braid_call_begin(m, &call, BRAID_COLL_ALLTOALLV, 0, r)) {
-        *hand_on = true;
+        *fall_back = true;
         return MPI_SUCCESS;
     }
     size_t *bc = braid_call_counts(&m->site, call.req, 0, 4 * (size_t)P);
@@ -65,7 +65,7 @@ static int alltoallv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *
 static int alltoallv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vvargs_t *x)
 {
     int P = m->bcomm.size;
-    bool in_place = MPI_IN_PLACE == x->s.buf, hand_on;
+    bool in_place = MPI_IN_PLACE == x->s.buf, fall_back;
     const void *none = NULL;
     size_t sn = in_place ? 0 : mca_coll_braid_device_span(&x->s, P);
     size_t rn = mca_coll_braid_device_span(&x->r, P);
@@ -81,8 +81,8 @@ static int alltoallv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vv
                                              rn, x->r.dtype, true);
     x->s.buf = in_place ? MPI_IN_PLACE : mca_coll_braid_shift(sbuf, -slo, x->s.dtype);
     x->r.buf = mca_coll_braid_shift(rbuf, -rlo, x->r.dtype);
-    if (MPI_SUCCESS == rc) rc = alltoallv_host(m, r, x, &hand_on);
-    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r))
+    if (MPI_SUCCESS == rc) rc = alltoallv_host(m, r, x, &fall_back);
+    if (MPI_SUCCESS == rc && fall_back && !mca_coll_braid_fall_back_in_request(r))
         rc = m->prev.coll_alltoallv(x->s.buf, x->s.counts, x->s.displs, x->s.dtype, (void *)x->r.buf,
                                     x->r.counts, x->r.displs, x->r.dtype, m->comm,
                                     m->prev.coll_alltoallv_module);

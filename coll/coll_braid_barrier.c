@@ -10,7 +10,7 @@ static int barrier(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r)
     if (!mca_coll_braid_call_begin(m, &call, BRAID_COLL_BARRIER, 0, r)) goto fallback;
     return mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
 fallback:
-    if (mca_coll_braid_handed_on(r)) return MPI_SUCCESS;
+    if (mca_coll_braid_fall_back_in_request(r)) return MPI_SUCCESS;
     return m->prev.coll_barrier(m->comm, m->prev.coll_barrier_module);
 }
 

@@ -58,7 +58,7 @@ static int bcast(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, void *
                        is_root ? NULL : base, staged);
     return mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
 fallback:
-    if (mca_coll_braid_handed_on(r)) return MPI_SUCCESS;
+    if (mca_coll_braid_fall_back_in_request(r)) return MPI_SUCCESS;
     /* the previous module gets host copies of a device buffer */
     const void *none = NULL;
     mca_coll_braid_host_copies_t *hc;

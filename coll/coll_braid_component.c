@@ -131,5 +131,7 @@ void mca_coll_braid_conf_refresh(void)
     f->trace = c->verbose >= 20;
     f->shared = c->thread_multiple || c->progress_thread;
     /* 0 in the parameter: every call (a call of 0 bytes has nothing to overlap) */
-    f->handoff_bytes = !c->progress_thread ? 0 : c->progress_thread_bytes > 0 ? (size_t)c->progress_thread_bytes : 1;
+    f->progress_thread_bytes = !c->progress_thread            ? 0
+                               : c->progress_thread_bytes > 0 ? (size_t)c->progress_thread_bytes
+                                                              : 1;
 }

@@ -62,7 +62,7 @@ int mca_coll_braid_progress(void)
 /* the engine's hooks, installation and end                           */
 /* ------------------------------------------------------------------ */
 
-/* The engine's hook: r ran out. A hand-on after the fiber's first wait
+/* The engine's hook: r ran out. A fallback after the fiber's first wait
  * would be a decision some ranks took at post and others later: it is an
  * internal error, never a blocking call of the previous module. */
 static void engine_complete(void *arg, braid_task_t *core)
@@ -76,8 +76,8 @@ static void engine_complete(void *arg, braid_task_t *core)
         r->inner = NULL;
     } else {
         rc = braid_task_finish(core);
-        if (core->hand_on) {
-            opal_output(0, "braid: %s on %s: internal error: handed on after its first wait",
+        if (core->fall_back) {
+            opal_output(0, "braid: %s on %s: internal error: fell back after its first wait",
                         braid_coll_name(r->family->coll), r->m->comm->c_name);
             rc = MPI_ERR_INTERN;
         }

@@ -53,9 +53,9 @@ static char *own_block(braid_call_t *call, const void *buf, int count, MPI_Datat
     return tmp;
 }
 
-/* An MPI code, or *hand_on when the previous module must run the call. */
+/* An MPI code, or *fall_back when the previous module must run the call. */
 static int rooted_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
-                       const rooted_t *x, bool *hand_on)
+                       const rooted_t *x, bool *fall_back)
 {
     bool gather = BRAID_COLL_GATHER == coll, is_root = m->bcomm.rank == x->root;
     size_t P = (size_t)m->bcomm.size;
@@ -64,10 +64,10 @@ static int rooted_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, 
     size_t block = from_recv ? elems(x->rcount) * mca_coll_braid_type_size(x->rdtype)
                              : elems(x->scount) * mca_coll_braid_type_size(x->sdtype);
     braid_call_t call;
-    *hand_on = false;
+    *fall_back = false;
     if (0 == block) return MPI_SUCCESS;
     if (!mca_coll_braid_call_begin(m, &call, coll, block, r)) {
-        *hand_on = true;
+        *fall_back = true;
         return MPI_SUCCESS;
     }
     int rc = MPI_SUCCESS;
@@ -126,7 +126,7 @@ static void copy_counts(bool gather, bool is_root, const rooted_t *x, size_t P, 
 static int rooted(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
                   rooted_t *x)
 {
-    bool gather = BRAID_COLL_GATHER == coll, is_root = m->bcomm.rank == x->root, hand_on;
+    bool gather = BRAID_COLL_GATHER == coll, is_root = m->bcomm.rank == x->root, fall_back;
     size_t sn = 0, rn = 0;
     bool rfill = false;
     /* the copies' sizes only where buffers may be on a device: in a job
@@ -140,8 +140,8 @@ static int rooted(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid
                                              0 == rn ? NULL : &x->rbuf, rn, x->rdtype, rfill);
     if (s_in_place) x->sbuf = MPI_IN_PLACE;
     if (r_in_place) x->rbuf = MPI_IN_PLACE;
-    if (MPI_SUCCESS == rc) rc = rooted_host(m, r, coll, x, &hand_on);
-    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r)) {
+    if (MPI_SUCCESS == rc) rc = rooted_host(m, r, coll, x, &fall_back);
+    if (MPI_SUCCESS == rc && fall_back && !mca_coll_braid_fall_back_in_request(r)) {
         if (gather)
             rc = m->prev.coll_gather(x->sbuf, x->scount, x->sdtype, x->rbuf, x->rcount, x->rdtype,
                                      x->root, m->comm, m->prev.coll_gather_module);

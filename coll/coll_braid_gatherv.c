@@ -44,17 +44,17 @@ static char *own_bytes(braid_call_t *call, const vrooted_t *x, bool read, int sl
     return MPI_SUCCESS == *rc ? tmp : NULL;
 }
 
-/* An MPI code, or *hand_on when the previous module must run the call. */
+/* An MPI code, or *fall_back when the previous module must run the call. */
 static int vrooted_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
-                        const vrooted_t *x, bool *hand_on)
+                        const vrooted_t *x, bool *fall_back)
 {
     int P = m->bcomm.size;
     bool gather = BRAID_COLL_GATHERV == coll, is_root = m->bcomm.rank == x->root;
     bool in_place = is_root && MPI_IN_PLACE == x->own;
     braid_call_t call;
-    *hand_on = false;
+    *fall_back = false;
     if (!mca_coll_braid_call_begin(m, &call, coll, 0, r)) {
-        *hand_on = true;
+        *fall_back = true;
         return MPI_SUCCESS;
     }
     int rc = MPI_SUCCESS;
@@ -117,7 +117,7 @@ static int call_prev(mca_coll_braid_module_t *m, bool gather, const vrooted_t *x
 static int vrooted(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
                    vrooted_t *x)
 {
-    bool gather = BRAID_COLL_GATHERV == coll, is_root = m->bcomm.rank == x->root, hand_on;
+    bool gather = BRAID_COLL_GATHERV == coll, is_root = m->bcomm.rank == x->root, fall_back;
     size_t bn = 0, on = 0;
     bool ofill = false;
     /* the copies' sizes only where buffers may be on a device */
@@ -140,8 +140,9 @@ static int vrooted(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, brai
     x->blocks.buf = mca_coll_braid_shift(blocks, -lo, x->blocks.dtype);
     if (!gather) x->own = own;
     if (in_place) x->own = MPI_IN_PLACE;
-    if (MPI_SUCCESS == rc) rc = vrooted_host(m, r, coll, x, &hand_on);
-    if (MPI_SUCCESS == rc && hand_on && !mca_coll_braid_handed_on(r)) rc = call_prev(m, gather, x);
+    if (MPI_SUCCESS == rc) rc = vrooted_host(m, r, coll, x, &fall_back);
+    if (MPI_SUCCESS == rc && fall_back && !mca_coll_braid_fall_back_in_request(r))
+        rc = call_prev(m, gather, x);
     return mca_coll_braid_host_copies_close(hc, rc);
 }
 

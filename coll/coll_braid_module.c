@@ -45,7 +45,7 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     mca_coll_braid_cuda_release(m);
     mca_coll_braid_shm_release(m);
     braid_site_fini(&m->site);
-    braid_numbers_release(&m->pnums);
+    braid_tag_numbers_release(&m->pnums);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_braid_module_t, mca_coll_base_module_t,
@@ -390,11 +390,11 @@ static int or_all(void *arg, unsigned window, const uint64_t mine[2], uint64_t a
 }
 
 /* A persistent request's tag number: the first that no live request of
- * any rank holds (braid_numbers.h). */
+ * any rank holds (braid_tag_numbers.h). */
 int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq)
 {
     unsigned number;
-    int rc = braid_numbers_agree(&m->pnums, BRAID_TAG_SEQ_PERSISTENT, or_all, m, &number);
+    int rc = braid_tag_numbers_agree(&m->pnums, BRAID_TAG_SEQ_PERSISTENT, or_all, m, &number);
     if (BRAID_OK == rc) {
         *seq = BRAID_TAG_SEQ_PERSISTENT | number;
         return MPI_SUCCESS;
@@ -410,5 +410,5 @@ int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *
 
 void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq)
 {
-    braid_numbers_give(&m->pnums, seq & ~BRAID_TAG_SEQ_PERSISTENT);
+    braid_tag_numbers_give(&m->pnums, seq & ~BRAID_TAG_SEQ_PERSISTENT);
 }

@@ -11,7 +11,7 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
-#include "braid_numbers.h"
+#include "braid_tag_numbers.h"
 #include "braid_shm.h"
 #include "braid_shm_tier.h"
 #include "braid_tag.h"
@@ -89,7 +89,7 @@ typedef struct mca_coll_braid_module_t {
     int hold_lock;               /* atomic: a spin lock over the list */
     struct mca_coll_braid_request *held_head, *held_tail;
     /* the persistent requests' tag numbers this rank's live ones hold */
-    braid_numbers_t pnums;
+    braid_tag_numbers_t pnums;
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
@@ -297,13 +297,13 @@ static inline int mca_coll_braid_host_copies_close(mca_coll_braid_host_copies_t 
 void mca_coll_braid_cuda_release(mca_coll_braid_module_t *m);
 
 /* The reduction path of allreduce, reduce, scan and exscan
- * (coll_braid_reduction.c): an MPI code, or *hand_on when the previous
+ * (coll_braid_reduction.c): an MPI code, or *fall_back when the previous
  * module must run the call (the same decision on every rank). root: reduce
  * only. r: the request running the call, NULL when blocking. */
 struct mca_coll_braid_request;
 int mca_coll_braid_reduction(mca_coll_braid_module_t *m, struct mca_coll_braid_request *r,
                              braid_coll_t coll, const void *sbuf, void *rbuf, int count,
-                             MPI_Datatype dtype, MPI_Op op, int root, bool *hand_on);
+                             MPI_Datatype dtype, MPI_Op op, int root, bool *fall_back);
 
 /* nonblocking posts held while the tier is set up (coll_braid_request.c):
  * hold from now on; stop holding and post the held ones, in order */

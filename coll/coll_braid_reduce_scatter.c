@@ -69,7 +69,7 @@ static int reduce_scatter(mca_coll_braid_module_t *m, mca_coll_braid_request_t *
         brc = run_host(m, &call, sbuf, rbuf, n, rcounts, total, dtype, op, r);
     if (BRAID_ERR_UNSUPPORTED != brc)
         rc = mca_coll_braid_to_mpi_error(brc);
-    else if (mca_coll_braid_handed_on(r))
+    else if (mca_coll_braid_fall_back_in_request(r))
         rc = MPI_SUCCESS;
     else if (NULL == rcounts_int)
         rc = m->prev.coll_reduce_scatter_block(sbuf, rbuf, count, dtype, op, m->comm,

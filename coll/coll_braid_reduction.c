@@ -40,16 +40,16 @@ static int place(braid_scratch_t *s, const mca_coll_braid_layout_t *l, const voi
 
 int mca_coll_braid_reduction(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
                              braid_coll_t coll, const void *sbuf, void *rbuf, int count,
-                             MPI_Datatype dtype, MPI_Op op, int root, bool *hand_on)
+                             MPI_Datatype dtype, MPI_Op op, int root, bool *fall_back)
 {
     size_t n = count > 0 ? (size_t)count : 0;
     size_t bytes = n * mca_coll_braid_type_size(dtype);
     braid_call_t call;
-    *hand_on = false;
+    *fall_back = false;
     if (0 == bytes) return MPI_SUCCESS;
     mca_coll_braid_layout_t l = mca_coll_braid_layout(dtype, n);
     if (!mca_coll_braid_call_begin(m, &call, coll, bytes, r) || LAYOUT_UNSUPPORTED == l.kind) {
-        *hand_on = true;
+        *fall_back = true;
         return MPI_SUCCESS;
     }
     /* exscan's rank 0 receives nothing (MPI leaves its buffer undefined) */
@@ -72,7 +72,7 @@ int mca_coll_braid_reduction(mca_coll_braid_module_t *m, mca_coll_braid_request_
                        direct && p.in_dev, p.dst, direct && p.out_dev);
     rc = braid_dispatch(&m->site, &call);
     if (BRAID_ERR_UNSUPPORTED == rc) {
-        *hand_on = true;
+        *fall_back = true;
         return MPI_SUCCESS;
     }
     if (MPI_SUCCESS == (rc = mca_coll_braid_to_mpi_error(rc)) && !direct && receives)

@@ -10,7 +10,7 @@
  * derived datatypes on it), from the engine's pool: a call in steady state
  * allocates nothing. A persistent request takes its tag number and its shm
  * channel at init (ranks may start persistent requests in different
- * orders). A hand-on falls in the fiber's first run: a nonblocking call on
+ * orders). A fallback is decided in the fiber's first run: a nonblocking call on
  * the user's buffers then returns the previous module's request; a
  * persistent start or a call on host copies of device buffers runs the
  * previous module's nonblocking function as an inner request.
@@ -119,7 +119,7 @@ static inline int ran_out(mca_coll_braid_request_t *r, ompi_request_t **request)
 /* What r's first run came to (st: braid_task_post's). true: the call ran
  * out inside the post, *rc its MPI code (a nonblocking request not yet
  * active). false: *rc is MPI_SUCCESS and r active and outstanding -
- * unless the call was handed on with prev_req given (nonblocking on the
+ * unless the call fell back with prev_req given (nonblocking on the
  * user's buffers): *prev_req then holds the previous module's request -
  * or *rc is the failure. */
 static __attribute__((noinline)) bool concluded(mca_coll_braid_request_t *r, int st,
@@ -129,7 +129,7 @@ static __attribute__((noinline)) bool concluded(mca_coll_braid_request_t *r, int
         *rc = mca_coll_braid_request_copies_close(r, r->core.result);
         return true;
     }
-    if (BRAID_TASK_HANDED == st) {
+    if (BRAID_TASK_FELL_BACK == st) {
         /* a nonblocking call on the user's buffers: the previous module's
          * request is the application's; otherwise it runs inside braid's */
         if (NULL != prev_req && NULL == r->hc) {
@@ -290,7 +290,7 @@ static bool hold_post(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, o
 }
 
 /* a held request's post: as a persistent start's, on a request the
- * application (or Open MPI) holds already; a hand-on runs the previous
+ * application (or Open MPI) holds already; a fallback runs the previous
  * module's request inside it */
 static void post_held(mca_coll_braid_request_t *r)
 {

@@ -6,7 +6,7 @@
  * A family's blocking path takes the request running it (NULL when
  * blocking) as an argument, passes it down in the call (braid_call_t.req),
  * and at its one fallback either runs the previous module's blocking
- * function or, inside a request, records the hand-on: the request then
+ * function or, inside a request, records the fallback: the request then
  * gives the whole call to the previous module's nonblocking function.
  */
 #ifndef MCA_COLL_BRAID_REQUEST_H
@@ -119,7 +119,7 @@ struct mca_coll_braid_request {
 };
 
 /* MPI_Ixxx of family f with arguments a (NULL: none): a request from the
- * pool, posted (or the call handed on), returned in *request. */
+ * pool, posted (or the call fallen back), returned in *request. */
 int mca_coll_braid_request_post(mca_coll_base_module_t *module, const mca_coll_braid_family_t *f,
                                 const mca_coll_braid_args_t *a, ompi_request_t **request);
 /* MPI_Xxx_init: its tag number and shm channel now (collective), *request
@@ -137,12 +137,12 @@ static inline bool mca_coll_braid_call_begin(mca_coll_braid_module_t *m, braid_c
     return braid_call_init(&m->site, call, coll, bytes, NULL == r ? NULL : &r->core);
 }
 
-/* The fallback inside a request: record the hand-on (true); a blocking
+/* The fallback inside a request: record it (true); a blocking
  * call (r NULL) runs the previous module's blocking function (false). */
-static inline bool mca_coll_braid_handed_on(mca_coll_braid_request_t *r)
+static inline bool mca_coll_braid_fall_back_in_request(mca_coll_braid_request_t *r)
 {
     if (NULL == r) return false;
-    braid_task_hand_on(&r->core);
+    braid_task_fall_back(&r->core);
     return true;
 }
 

@@ -2,7 +2,7 @@
  * coll_braid_scan.c - MPI_Scan and MPI_Exscan, with their MPI_I* and _init
  * forms, on the reduction path (coll_braid_reduction.c): the same op
  * binding, datatype layouts and device staging as allreduce, and the same
- * hand-on (every choice depends only on the datatype, the op, the
+ * fallback (every choice depends only on the datatype, the op, the
  * communicator and count x type size). Exscan's rank 0 receives nothing:
  * MPI leaves its buffer undefined, and braid leaves it as it was.
  */
@@ -26,9 +26,9 @@ static int fallback(mca_coll_braid_module_t *m, braid_coll_t coll, const void *s
 static int scan_any(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
                     const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op)
 {
-    bool hand_on;
-    int rc = mca_coll_braid_reduction(m, r, coll, sbuf, rbuf, count, dtype, op, -1, &hand_on);
-    if (!hand_on || mca_coll_braid_handed_on(r)) return rc;
+    bool fall_back;
+    int rc = mca_coll_braid_reduction(m, r, coll, sbuf, rbuf, count, dtype, op, -1, &fall_back);
+    if (!fall_back || mca_coll_braid_fall_back_in_request(r)) return rc;
     return fallback(m, coll, sbuf, rbuf, count, dtype, op);
 }
 

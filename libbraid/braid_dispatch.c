@@ -205,7 +205,7 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     call->bytes = bytes;
     call->nb_ring = false;
     call->seq = 0;
-    /* a nonblocking call's number now, in post order (its hand-on, if
+    /* a nonblocking call's number now, in post order (its fallback, if
      * any, is the same on every rank and consumes it everywhere) */
     if (NULL != req && !persistent(call)) number_nonblocking(s, call);
     /* the cache's hit here, the rest out of line: most calls repeat their
@@ -508,15 +508,16 @@ static bool takes_turn(const braid_call_t *call, const braid_algorithm_t *alg)
 }
 
 /* With a progress thread, a nonblocking or persistent call of at least
- * handoff_bytes gives its post back here - its number and its turn taken,
- * its hand-on decided, nothing sent - and the thread runs it while the
+ * progress_thread_bytes gives its post back here - its number and its turn taken,
+ * its fallback decided, nothing sent - and the thread runs it while the
  * application computes. Run inside the post instead, a call whose peers
  * are already there finishes before MPI_Ixxx returns and leaves nothing
  * to overlap (a fiber yields only at a wait that is not done). The
- * dispatch calls it for a request when the job has a hand-off size. */
-static void handoff(const braid_site_t *s, const braid_call_t *call)
+ * dispatch calls it for a request when the job has a progress thread. */
+static void yield_to_progress_thread(const braid_site_t *s, const braid_call_t *call)
 {
-    if (call->bytes < s->conf->handoff_bytes || 0 != braid_fiber_yields(call->req->fiber)) return;
+    if (call->bytes < s->conf->progress_thread_bytes || 0 != braid_fiber_yields(call->req->fiber))
+        return;
     if (s->conf->trace && 0 == s->comm->rank) {
         char name[40];
         logf_(s, 0, "%s left to the progress thread", braid_call_name(call, name, sizeof(name)));
@@ -528,9 +529,9 @@ int braid_dispatch(braid_site_t *s, braid_call_t *call)
 {
     const braid_algorithm_t *alg = call->alg;
     if (NULL == alg || NULL == (alg = fit_shm(s, call, alg))) return BRAID_ERR_UNSUPPORTED;
-    /* the algorithm's declared refusals (the registry's noncomm) hand the
-     * call on here, before it queues for the segment or sends: a request's
-     * hand-on must fall before its first wait, on every rank alike */
+    /* the algorithm's declared refusals (the registry's noncomm) make the
+     * call fall back here, before it queues for the segment or sends: a request's
+     * fallback must be decided before its first wait, on every rank alike */
     if (!braid_row_takes_op(alg, s->comm->size, call->args.op.commutative, call->args.exact))
         return BRAID_ERR_UNSUPPORTED;
     if (alg->options & BRAID_OPT_HIER) {
@@ -550,7 +551,7 @@ int braid_dispatch(braid_site_t *s, braid_call_t *call)
     else if (NULL == call->req) call->seq = s->hooks.begin(s->hooks.arg, false);
     bool turn = takes_turn(call, alg);
     if (turn) braid_turn_take(&s->turns, s->conf->shared, s->hooks.wait, s->hooks.arg);
-    if (NULL != call->req && 0 != s->conf->handoff_bytes) handoff(s, call);
+    if (NULL != call->req && 0 != s->conf->progress_thread_bytes) yield_to_progress_thread(s, call);
     int rc = run_on_view(s, call, alg);
     if (turn) braid_turn_give(&s->turns, s->conf->shared);
     if (BRAID_OK != rc && BRAID_ERR_UNSUPPORTED != rc)

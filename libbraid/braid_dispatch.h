@@ -65,7 +65,7 @@ typedef struct braid_site_conf {
     size_t seg_bytes;             /* staging segment, 0 = messages are not cut */
     bool trace;                   /* rank 0 logs every call's choice */
     bool shared;                  /* two threads may dispatch on one site's turns */
-    size_t handoff_bytes;         /* a request of this many bytes leaves its post before it
+    size_t progress_thread_bytes;         /* a request of this many bytes leaves its post before it
                                    * runs (a progress thread carries it); 0 = none does */
 } braid_site_conf_t;
 
@@ -85,7 +85,8 @@ typedef struct braid_site_hooks {
     void (*log)(void *arg, int level, const char *msg);
 } braid_site_hooks_t;
 
-/* A communicator as the dispatch sees it. */
+/* A site: a communicator as the dispatch sees it - its views, choice
+ * caches, turns and call counts (the module's m->site). */
 typedef struct braid_site {
     braid_comm_t *comm;           /* the algorithms' view of it, rank order */
     const char *name;             /* for messages */

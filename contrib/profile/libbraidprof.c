@@ -40,7 +40,7 @@
  *
  * BRAIDPROF_ALGORITHMS=1: which algorithm braid ran for each call
  * (algorithms: "shm:8 recursive_doubling:2"), how many calls on a
- * communicator of several ranks it did not run (not_braid: handed on to
+ * communicator of several ranks it did not run (not_braid: given to
  * the previous component, or a communicator braid declined) and how many
  * were on a one-rank communicator (one_rank: braid takes none; Open MPI's
  * self component runs them); calls of 0 bytes, which braid completes

@@ -71,7 +71,7 @@ void braid_task_prepare(braid_task_t *r, braid_task_kind_t kind, int inject)
 {
     r->kind = kind;
     r->result = BRAID_OK;
-    r->hand_on = r->inner = r->ran_out = false;
+    r->fall_back = r->inner = r->ran_out = false;
     r->seq = 0;
     r->chosen = false;
     r->chan = -1;

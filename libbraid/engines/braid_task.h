@@ -6,12 +6,12 @@
  *
  * A request's job (normally a blocking collective's code) runs on a fiber.
  * braid_task_post runs it until its first wait that is not done: a job that
- * returns there is complete (or handed on, when it recorded braid_task_hand_on
+ * returns there is complete (or fallen back, when it recorded braid_task_fall_back
  * instead of running), otherwise the request goes on the outstanding list
  * and braid_engine_progress resumes it, once per pass, until it returns. The
  * host (the Open MPI glue, or a unit test) completes it through a hook:
  *
- *   post ──> fiber's first run ──┬─ returned: BRAID_TASK_DONE / _HANDED
+ *   post ──> fiber's first run ──┬─ returned: BRAID_TASK_DONE / _FELL_BACK
  *                                └─ waiting: braid_engine_add ──> progress
  *   progress: resume each outstanding fiber ──> returned: hooks.complete
  *
@@ -47,7 +47,8 @@ typedef enum { BRAID_TASK_NONBLOCKING, BRAID_TASK_PERSISTENT } braid_task_kind_t
 enum {
     BRAID_TASK_PENDING = 0,  /* the job waits: braid_engine_add it */
     BRAID_TASK_DONE = 1,     /* the job returned: its result in r->result */
-    BRAID_TASK_HANDED = 2,   /* the job handed the call on (braid_task_hand_on) */
+    BRAID_TASK_FELL_BACK = 2, /* the job gave the call to the previous module
+                                 (braid_task_fall_back) */
 };
 
 /* The engine's part of a request; the host embeds it in its own request
@@ -57,7 +58,7 @@ typedef struct braid_task {
     braid_task_kind_t kind;
     braid_fiber_t *fiber;    /* its job's, kept from the first post to braid_task_release */
     int result;              /* the job's return, once it returned */
-    bool hand_on;            /* the job handed the call on instead of running it */
+    bool fall_back;          /* the job gave the call to the previous module, not run it */
     bool inner;              /* runs as another library's request: hooks.inner_done polls it */
     bool ran_out;            /* returned (or inner done): to be completed by a host thread */
     uint32_t seq;            /* persistent: its tag sequence number, fixed at init */
@@ -176,7 +177,7 @@ void braid_task_release(braid_task_t *r);
 static inline int braid_task_post(braid_task_t *r, braid_fiber_fn job, void *arg)
 {
     bool returned;
-    r->hand_on = r->inner = r->ran_out = false;
+    r->fall_back = r->inner = r->ran_out = false;
     if (NULL != r->fiber) {
         returned = braid_fiber_start(r->fiber, job, arg);
     } else {
@@ -186,16 +187,16 @@ static inline int braid_task_post(braid_task_t *r, braid_fiber_fn job, void *arg
     }
     if (!returned) return BRAID_TASK_PENDING;
     r->result = braid_fiber_result(r->fiber);
-    return r->hand_on ? BRAID_TASK_HANDED : BRAID_TASK_DONE;
+    return r->fall_back ? BRAID_TASK_FELL_BACK : BRAID_TASK_DONE;
 }
 /* Put r on the outstanding list (its fiber waits, or r->inner is set). */
 void braid_engine_add(braid_engine_t *e, braid_task_t *r);
 /* r's job returned: its result */
 int braid_task_finish(braid_task_t *r);
 
-/* Inside a job: record that the call is handed on (the job returns at
+/* Inside a job: record that the call falls back to the previous module (the job returns at
  * once). The decision must fall before the job's first wait. */
-static inline void braid_task_hand_on(braid_task_t *r) { r->hand_on = true; }
+static inline void braid_task_fall_back(braid_task_t *r) { r->fall_back = true; }
 /* n size_t of r's workspace slot (0 or 1), grown on demand; NULL when out
  * of memory */
 size_t *braid_task_counts(braid_task_t *r, int slot, size_t n);

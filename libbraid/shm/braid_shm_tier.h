@@ -70,6 +70,9 @@ typedef struct braid_shm_tier_hooks {
     uint64_t (*nb_posted)(void *arg);          /* nonblocking calls numbered so far */
 } braid_shm_tier_hooks_t;
 
+/* A tier: a communicator's shared-memory segment as its calls use it -
+ * the blocking calls' cells, the nonblocking calls' ring, the persistent
+ * requests' channels. */
 typedef struct braid_shm_tier {
     braid_shm_tier_hooks_t hooks;
     braid_shm_t shm;            /* this rank's view of the group's segment */

@@ -496,7 +496,7 @@ static void test_local_post(MPI_Comm comm)
     if (MPI_SUCCESS == rc) rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
     buf_get(&rb, t.got, t.bytes);
     mt_check(MPI_SUCCESS == rc && 0 == memcmp(t.got, t.ref, t.bytes) && 42 == token,
-             "Iallreduce handed on from device buffers, posted before a synchronous send np=%d: rc=%d",
+             "Iallreduce fell back from device buffers, posted before a synchronous send np=%d: rc=%d",
              t.P, rc);
     buf_free(&sb);
     buf_free(&rb);

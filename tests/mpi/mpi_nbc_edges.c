@@ -3,7 +3,7 @@
  * engine, each checked value by value against references computed from the
  * known inputs (every case runs under the runner's timeout: a hang fails).
  *
- *   mpi_nbc_edges handon [threads]
+ *   mpi_nbc_edges fallback [threads]
  *       a non-commutative MPI_Iallreduce (which the forced hierarchical
  *       allreduce refuses, so braid hands it on) posted behind an earlier
  *       commutative one that is still pending on every rank but the last,
@@ -90,10 +90,10 @@ static void isum_fill(int *v, int n, int r, int k)
 }
 
 /* ------------------------------------------------------------------ */
-/* handon                                                              */
+/* fallback                                                            */
 /* ------------------------------------------------------------------ */
 
-static void handon(bool all_queued)
+static void fallback(bool all_queued)
 {
     enum { NA = 3000, NB = 1001 };
     static int a_in[NA], a_out[NA];
@@ -113,8 +113,8 @@ static void handon(bool all_queued)
         if (last && !all_queued) MPI_Wait(&q[0], MPI_STATUS_IGNORE);
         MPI_Iallreduce(b_in, b_out, NB, affine_type, affine_op, MPI_COMM_WORLD, &q[1]);
         MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
-        isum_check(a_out, NA, wsize, round, "handon: commutative Iallreduce");
-        affine_check(b_out, NB, wsize, "handon: non-commutative Iallreduce handed on");
+        isum_check(a_out, NA, wsize, round, "fallback: commutative Iallreduce");
+        affine_check(b_out, NB, wsize, "fallback: non-commutative Iallreduce fell back");
     }
 }
 
@@ -451,7 +451,7 @@ static void finalize_case(void)
 
 int main(int argc, char **argv)
 {
-    const char *mode = argc > 1 ? argv[1] : "handon";
+    const char *mode = argc > 1 ? argv[1] : "fallback";
     bool threads = argc > 2 && 0 == strcmp(argv[2], "threads");
     int provided = MPI_THREAD_SINGLE;
     if (threads) {
@@ -467,8 +467,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
-    if (0 == strcmp(mode, "handon")) {
-        handon(threads);
+    if (0 == strcmp(mode, "fallback")) {
+        fallback(threads);
     } else if (0 == strcmp(mode, "pseq")) {
         pseq();
     } else if (0 == strcmp(mode, "comm_free")) {

@@ -9,13 +9,13 @@
  * cache is what a later call reads), and a forced algorithm wins; the
  * trace names the call as the component's log shows it ("allreduce",
  * "iallreduce", "allreduce_init", the algorithm, np, bytes); a
- * non-commutative op given to an algorithm that refuses it is handed on
+ * non-commutative op given to an algorithm that refuses it falls back
  * (BRAID_ERR_UNSUPPORTED) before any message; the transport's call number
  * is taken by blocking and nonblocking calls, each in its own order (a
  * nonblocking post never advances the blocking calls' numbers), and not by
  * a persistent request, which carries its own number and keeps its
  * choice; with a
- * hand-off size (a progress thread), a request that large leaves its post
+ * progress-thread size (progress_thread_bytes), a request that large leaves its post
  * before its first message.
  */
 #include <stdio.h>
@@ -217,14 +217,14 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
              "a persistent start wrote the communicator's cache");
     braid_task_release(&j.task);
 
-    /* the hand-off to a progress thread: a request of handoff_bytes
+    /* the yield to a progress thread: a request of progress_thread_bytes
      * returns from its post before sending anything (its number taken),
      * traced as such, and finishes when progressed; one byte larger than
-     * the call, the hand-off stays off (at P = 1 the call then completes
-     * inside its post); blocking calls never hand off */
+     * the call, the yield stays off (at P = 1 the call then completes
+     * inside its post); blocking calls never yield */
     for (int k = 0; k < 2; k++) {
         braid_site_forget(&s);
-        R->conf.handoff_bytes = bytes + (size_t)k;
+        R->conf.progress_thread_bytes = bytes + (size_t)k;
         braid_engine_hooks_t eh = { .complete = dp_complete };
         braid_engine_t eng;
         braid_engine_init(&eng, &eh);
@@ -234,29 +234,29 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
         uint32_t calls = R->calls;
         int st = braid_task_post(&j.task, dp_job, &j);
         if (0 == k) {
-            DP_CHECK(BRAID_TASK_PENDING == st, "handed off: post returned %d", st);
-            DP_CHECK(c->stats.msgs_sent == sent, "handed off: messages sent inside the post");
-            DP_CHECK(R->calls == calls + 1, "handed off: no call number taken at post");
+            DP_CHECK(BRAID_TASK_PENDING == st, "yielded: post returned %d", st);
+            DP_CHECK(c->stats.msgs_sent == sent, "yielded: messages sent inside the post");
+            DP_CHECK(R->calls == calls + 1, "yielded: no call number taken at post");
             DP_CHECK(0 != c->rank || 0 == strcmp(R->last, "iallreduce left to the progress thread"),
-                     "hand-off trace '%.100s'", R->last);
+                     "yield trace '%.100s'", R->last);
         } else if (1 == P) {
-            DP_CHECK(BRAID_TASK_DONE == st, "below the hand-off at P=1: post returned %d", st);
+            DP_CHECK(BRAID_TASK_DONE == st, "below the yield size at P=1: post returned %d", st);
         }
         if (BRAID_TASK_PENDING == st) {
             braid_engine_add(&eng, &j.task);
             while (braid_engine_outstanding(&eng)) braid_engine_progress(&eng, true);
         }
         rc = st < 0 ? st : j.task.result;
-        DP_CHECK(BRAID_OK == rc && dp_values_ok(buf, P), "hand-off %d: rc %d or wrong values", k, rc);
+        DP_CHECK(BRAID_OK == rc && dp_values_ok(buf, P), "yield %d: rc %d or wrong values", k, rc);
         braid_task_release(&j.task);
     }
     dp_fill(buf, c->rank);
-    R->conf.handoff_bytes = 1;
+    R->conf.progress_thread_bytes = 1;
     rc = dp_allreduce(&s, NULL, sum_i64, true, buf);
-    DP_CHECK(BRAID_OK == rc && dp_values_ok(buf, P), "blocking call with a hand-off size: rc %d", rc);
-    R->conf.handoff_bytes = 0;
+    DP_CHECK(BRAID_OK == rc && dp_values_ok(buf, P), "blocking call with a yield size: rc %d", rc);
+    R->conf.progress_thread_bytes = 0;
 
-    /* a non-commutative op where the algorithm refuses it: handed on
+    /* a non-commutative op where the algorithm refuses it: falls back
      * before any message, on every rank */
     if (P > 1 && !braid_alg_takes_op(BRAID_COLL_ALLREDUCE, want.alg, P, false, false)) {
         uint64_t sent = c->stats.msgs_sent;

@@ -1,11 +1,11 @@
 /* test_tag.c - braid's UCX tag layout: round trip, field isolation and
  * uniqueness across communicators, collectives, steps and sources; the
- * persistent requests' numbers (braid_numbers.h), picked the same on ranks
+ * persistent requests' numbers (braid_tag_numbers.h), picked the same on ranks
  * that hold different ones. */
 #include "unit_common.h"
 
 #include <limits.h>
-#include "braid_numbers.h"
+#include "braid_tag_numbers.h"
 #include "braid_tag.h"
 
 START_TEST(test_round_trip)
@@ -77,14 +77,14 @@ START_TEST(test_step_folds)
 }
 END_TEST
 
-/* The collective pick (braid_numbers_agree) across R ranks, one after
+/* The collective pick (braid_tag_numbers_agree) across R ranks, one after
  * the other: each rank's OR of a window is taken over every rank's masks
  * as they were before any of them took, as the ranks' allreduce sees
  * them - the current masks less the numbers the ranks before it took
  * (a number taken was free on every rank). The number all take, or -1
  * when every number is held. */
 enum { PICK_R_MAX = 4 };
-typedef struct { braid_numbers_t *ranks; int R, done; unsigned taken[PICK_R_MAX]; } pick_t;
+typedef struct { braid_tag_numbers_t *ranks; int R, done; unsigned taken[PICK_R_MAX]; } pick_t;
 /* picks whose ranks started from different windows or took different
  * numbers: counted, asserted once per test (a passing ck_assert costs a
  * message to Check's parent; the loops below pick 10^5 times) */
@@ -96,21 +96,21 @@ static int or_before(void *arg, unsigned w, const uint64_t mine[2], uint64_t all
     all[0] = mine[0];
     all[1] = mine[1];
     for (int r = 0; r < p->R; r++) {
-        uint64_t m = braid_numbers_window(&p->ranks[r], w);
+        uint64_t m = braid_tag_numbers_window(&p->ranks[r], w);
         if (r < p->done && p->taken[r] / 64 == w) m &= ~(1ull << (p->taken[r] % 64));
         all[0] |= m;
     }
     return 0;
 }
 
-static int pick(braid_numbers_t *ranks, int R)
+static int pick(braid_tag_numbers_t *ranks, int R)
 {
     pick_t p = { ranks, R, 0, { 0 } };
     int got = -2;
-    for (int r = 0; r < R; r++) pick_differ += braid_numbers_start(&ranks[r]) != braid_numbers_start(&ranks[0]);
+    for (int r = 0; r < R; r++) pick_differ += braid_tag_numbers_start(&ranks[r]) != braid_tag_numbers_start(&ranks[0]);
     for (int r = 0; r < R; r++) {
         unsigned n = 0;
-        int rc = braid_numbers_agree(&ranks[r], BRAID_TAG_SEQ_PERSISTENT, or_before, &p, &n);
+        int rc = braid_tag_numbers_agree(&ranks[r], BRAID_TAG_SEQ_PERSISTENT, or_before, &p, &n);
         int mine = BRAID_OK == rc ? (int)n : BRAID_ERR_ARG == rc ? -1 : -3;
         pick_differ += r > 0 && mine != got;   /* the same on every rank */
         got = mine;
@@ -123,8 +123,8 @@ static int pick(braid_numbers_t *ranks, int R)
 START_TEST(test_persistent_numbers)
 {
     enum { R = 3, SPACE = BRAID_TAG_SEQ_PERSISTENT };
-    braid_numbers_t ranks[R];
-    for (int r = 0; r < R; r++) ck_assert_int_eq(braid_numbers_init(&ranks[r], SPACE), BRAID_OK);
+    braid_tag_numbers_t ranks[R];
+    for (int r = 0; r < R; r++) ck_assert_int_eq(braid_tag_numbers_init(&ranks[r], SPACE), BRAID_OK);
     /* ranks free requests at different times (MPI_Request_free is local):
      * a number still held by any rank is never handed out again */
     static unsigned char holders[SPACE];   /* bit r: rank r holds it */
@@ -138,30 +138,30 @@ START_TEST(test_persistent_numbers)
         lcg = lcg * 1103515245u + 12345u;
         unsigned old = (lcg >> 8) % SPACE, r = (lcg >> 24) % R;
         if (holders[old] & (1u << r)) {
-            braid_numbers_give(&ranks[r], old);
+            braid_tag_numbers_give(&ranks[r], old);
             holders[old] &= (unsigned char)~(1u << r);
         }
         /* and most of what is held, on every rank */
         if (k % 3) {
-            for (int q = 0; q < R; q++) braid_numbers_give(&ranks[q], (unsigned)n);
+            for (int q = 0; q < R; q++) braid_tag_numbers_give(&ranks[q], (unsigned)n);
             holders[n] = 0;
         }
     }
-    for (int r = 0; r < R; r++) braid_numbers_release(&ranks[r]);
-    for (int r = 0; r < R; r++) ck_assert_int_eq(braid_numbers_init(&ranks[r], SPACE), BRAID_OK);
+    for (int r = 0; r < R; r++) braid_tag_numbers_release(&ranks[r]);
+    for (int r = 0; r < R; r++) ck_assert_int_eq(braid_tag_numbers_init(&ranks[r], SPACE), BRAID_OK);
     /* every number held somewhere but one: that one comes out on all */
     unsigned out_of_order = 0;
     for (unsigned n = 0; n < SPACE; n++) out_of_order += pick(ranks, R) != (int)n;
     ck_assert_uint_eq(out_of_order, 0);
     for (unsigned n = 0; n < SPACE; n++)
         for (int r = 0; r < R; r++)
-            if ((unsigned)r != n % R || 4321 == n) braid_numbers_give(&ranks[r], n);
+            if ((unsigned)r != n % R || 4321 == n) braid_tag_numbers_give(&ranks[r], n);
     ck_assert_int_eq(pick(ranks, R), 4321);
-    for (int r = 0; r < R; r++) ck_assert(braid_numbers_held(&ranks[r], 4321));
+    for (int r = 0; r < R; r++) ck_assert(braid_tag_numbers_held(&ranks[r], 4321));
     /* none free: an error on every rank alike */
     ck_assert_int_eq(pick(ranks, R), -1);
     ck_assert_uint_eq(pick_differ, 0);
-    for (int r = 0; r < R; r++) braid_numbers_release(&ranks[r]);
+    for (int r = 0; r < R; r++) braid_tag_numbers_release(&ranks[r]);
 }
 END_TEST
 

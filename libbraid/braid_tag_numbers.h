@@ -1,5 +1,5 @@
 /*
- * braid_numbers.h - the numbers a rank's live requests hold, out of a
+ * braid_tag_numbers.h - the numbers a rank's live requests hold, out of a
  * fixed space, and the rule that picks a new one the same on every rank.
  *
  * Persistent collectives tag their messages with a number of their own
@@ -8,8 +8,8 @@
  * requests of a communicator must never share one. Which numbers are held
  * differs between ranks (MPI_Request_free is local), so a rank cannot pick
  * alone: at init, a collective call, the ranks OR together their held
- * masks of one 64-number window (braid_numbers_window) and all take the
- * first number free everywhere (braid_numbers_first_free); a full window
+ * masks of one 64-number window (braid_tag_numbers_window) and all take the
+ * first number free everywhere (braid_tag_numbers_first_free); a full window
  * moves them on to the next, and a space held in full is an error on every
  * rank alike. The search starts after the last number taken, so numbers
  * come round again only after the whole space, like a counter that skips
@@ -20,8 +20,8 @@
  *
  * Pure C: no Open MPI, no UCX.
  */
-#ifndef BRAID_NUMBERS_H
-#define BRAID_NUMBERS_H
+#ifndef BRAID_TAG_NUMBERS_H
+#define BRAID_TAG_NUMBERS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,28 +30,28 @@
 extern "C" {
 #endif
 
-typedef struct braid_numbers {
+typedef struct braid_tag_numbers {
     uint64_t *held;     /* one bit per number; NULL until the first take */
     unsigned size;      /* numbers in the space, a multiple of 64 */
     unsigned next;      /* where the next search starts */
-} braid_numbers_t;
+} braid_tag_numbers_t;
 
 /* An empty set of `size` numbers (a multiple of 64): BRAID_OK, or
  * BRAID_ERR_NOMEM. */
-int braid_numbers_init(braid_numbers_t *s, unsigned size);
-void braid_numbers_release(braid_numbers_t *s);
+int braid_tag_numbers_init(braid_tag_numbers_t *s, unsigned size);
+void braid_tag_numbers_release(braid_tag_numbers_t *s);
 
 /* Windows of 64 numbers in the space, and the one a search starts at. */
-unsigned braid_numbers_windows(const braid_numbers_t *s);
-unsigned braid_numbers_start(const braid_numbers_t *s);
+unsigned braid_tag_numbers_windows(const braid_tag_numbers_t *s);
+unsigned braid_tag_numbers_start(const braid_tag_numbers_t *s);
 /* Bit i set: number 64 w + i is held here. */
-uint64_t braid_numbers_window(const braid_numbers_t *s, unsigned w);
+uint64_t braid_tag_numbers_window(const braid_tag_numbers_t *s, unsigned w);
 /* The lowest bit clear in a window's mask held anywhere, or -1. */
-int braid_numbers_first_free(uint64_t held_anywhere);
+int braid_tag_numbers_first_free(uint64_t held_anywhere);
 
-void braid_numbers_take(braid_numbers_t *s, unsigned number);
-void braid_numbers_give(braid_numbers_t *s, unsigned number);
-bool braid_numbers_held(const braid_numbers_t *s, unsigned number);
+void braid_tag_numbers_take(braid_tag_numbers_t *s, unsigned number);
+void braid_tag_numbers_give(braid_tag_numbers_t *s, unsigned number);
+bool braid_tag_numbers_held(const braid_tag_numbers_t *s, unsigned number);
 
 /* The whole pick, collective: window by window, or_all(arg, w, mine, all)
  * ORs every rank's {held mask, "could not make its set"} (an MPI code,
@@ -60,7 +60,7 @@ bool braid_numbers_held(const braid_numbers_t *s, unsigned number);
  * out of memory) marks every window full and flags the call, which then
  * fails on every rank: BRAID_ERR_NOMEM; every number held anywhere:
  * BRAID_ERR_ARG. s is made of `size` numbers on first use. */
-int braid_numbers_agree(braid_numbers_t *s, unsigned size,
+int braid_tag_numbers_agree(braid_tag_numbers_t *s, unsigned size,
                         int (*or_all)(void *arg, unsigned window, const uint64_t mine[2],
                                       uint64_t all[2]),
                         void *arg, unsigned *number);
@@ -68,4 +68,4 @@ int braid_numbers_agree(braid_numbers_t *s, unsigned size,
 #ifdef __cplusplus
 }
 #endif
-#endif /* BRAID_NUMBERS_H */
+#endif /* BRAID_TAG_NUMBERS_H */
