@@ -51,7 +51,7 @@ static const mca_coll_braid_args_t no_args;
 
 /* A request from the pool (locked when the engine is shared) or made,
  * for a call of this kind; NULL: out of memory */
-static __attribute__((noinline)) mca_coll_braid_request_t *request_take(braid_task_kind_t kind)
+static mca_coll_braid_request_t *request_take(braid_task_kind_t kind)
 {
     braid_task_t *core = braid_engine_pool_take(ENG);
     mca_coll_braid_request_t *r =
@@ -122,8 +122,7 @@ static inline int ran_out(mca_coll_braid_request_t *r, ompi_request_t **request)
  * unless the call fell back with prev_req given (nonblocking on the
  * user's buffers): *prev_req then holds the previous module's request -
  * or *rc is the failure. */
-static __attribute__((noinline)) bool concluded(mca_coll_braid_request_t *r, int st,
-                                                ompi_request_t **prev_req, int *rc)
+static bool concluded(mca_coll_braid_request_t *r, int st, ompi_request_t **prev_req, int *rc)
 {
     if (BRAID_TASK_DONE == st) {
         *rc = mca_coll_braid_request_copies_close(r, r->core.result);
@@ -171,8 +170,8 @@ static bool post(mca_coll_braid_request_t *r, ompi_request_t **prev_req, int *rc
 
 /* MPI_Ixxx's return once its post came to done / rc / prev_req
  * (concluded) */
-static __attribute__((noinline)) int posted(mca_coll_braid_request_t *r, bool done, int rc,
-                                            ompi_request_t *prev_req, ompi_request_t **request)
+static int posted(mca_coll_braid_request_t *r, bool done, int rc, ompi_request_t *prev_req,
+                  ompi_request_t **request)
 {
     if (done) {
         if (MPI_SUCCESS == rc) return ran_out(r, request);
@@ -201,12 +200,15 @@ static __attribute__((noinline)) int posted(mca_coll_braid_request_t *r, bool do
  * do: MPI_Comm_free with the call pending leaves the module, its segment
  * and its transport state in place until MPI_Wait has freed the request.
  * In a job without CUDA, a small call's whole way is the lines up to the
- * first return, the rest out of line: only the request and *request live
- * across the run. */
+ * first return, the rest out of line (noinline: post_request_end and
+ * post_request_cuda are cold paths kept out of this hot caller, and
+ * post_request itself out of mca_coll_braid_request_post): only the
+ * request and *request live across the run. */
 static __attribute__((noinline)) int post_request(mca_coll_braid_request_t *r,
                                                   ompi_request_t **request);
 
-/* the rest of post_request once r's first run came to st */
+/* the rest of post_request once r's first run came to st (noinline: the
+ * cold path, out of post_request) */
 static __attribute__((noinline)) int post_request_end(mca_coll_braid_request_t *r, int st,
                                                       ompi_request_t **request)
 {
@@ -217,7 +219,7 @@ static __attribute__((noinline)) int post_request_end(mca_coll_braid_request_t *
 }
 
 /* a job with CUDA: post_request on host copies where a buffer is on a
- * device */
+ * device (noinline: the cold path, out of post_request) */
 static __attribute__((noinline)) int post_request_cuda(mca_coll_braid_request_t *r,
                                                        ompi_request_t **request)
 {
@@ -239,7 +241,8 @@ static int post_request(mca_coll_braid_request_t *r, ompi_request_t **request)
 
 static bool hold_post(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, ompi_request_t **request);
 
-/* MPI_Ixxx when the pool had no request to pop, or while posts are held */
+/* MPI_Ixxx when the pool had no request to pop, or while posts are held
+ * (noinline: the cold path, out of mca_coll_braid_request_post) */
 static __attribute__((noinline)) int post_taken(mca_coll_base_module_t *module,
                                                 const mca_coll_braid_family_t *f,
                                                 const mca_coll_braid_args_t *a,
