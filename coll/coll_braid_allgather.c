@@ -11,7 +11,12 @@
  * only when the call reads it (in place: this rank's block; a datatype
  * with holes: the holes).
  */
-#include "coll_braid.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 /* This rank's block: the send buffer as it is when contiguous (the shm
  * algorithm's peers read it straight from there; the others copy it to

@@ -13,7 +13,12 @@
  * largest block is what a shm slot must hold. Device buffers are gathered
  * through host copies of the whole span of the receive buffer.
  */
-#include "coll_braid.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 static size_t elems(int n) { return n > 0 ? (size_t)n : 0; }
 

@@ -4,7 +4,12 @@
  * root < 0 meaning every rank receives. What braid does not take goes to
  * the previous module, the same on every rank.
  */
-#include "coll_braid.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_module.h"
+#include "coll_braid_reduction.h"
+#include "coll_braid_request.h"
 
 /* The previous module on host copies of device buffers */
 static int fallback(mca_coll_braid_module_t *m, const void *sbuf, void *rbuf, int count,

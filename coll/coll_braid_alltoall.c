@@ -9,7 +9,12 @@
  * host copies, whole. The choice depends only on the communicator and the
  * block's bytes, which MPI requires to match across ranks.
  */
-#include "coll_braid.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 /* An MPI code, or *fall_back when the previous module must run the call. */
 static int alltoall_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,

@@ -14,7 +14,12 @@
  * whether its cells carry the blocks). Device buffers are exchanged through
  * host copies of the spans the displacements cover.
  */
-#include "coll_braid.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 typedef mca_coll_braid_blocks_t side_t;
 

@@ -1,7 +1,10 @@
 /*
  * coll_braid_barrier.c - MPI_Barrier, MPI_Ibarrier, MPI_Barrier_init.
  */
-#include "coll_braid.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 /* r: the request running the call, NULL when blocking */
 static int barrier(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r)

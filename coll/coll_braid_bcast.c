@@ -9,7 +9,13 @@
  * communicator, the root and count x type size, which MPI requires to
  * match across ranks.
  */
-#include "coll_braid.h"
+#include "coll_braid_component.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 /* a datatype that is not contiguous: packed, run, unpacked (a device
  * buffer through a host copy of it) */

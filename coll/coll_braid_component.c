@@ -3,7 +3,10 @@
  * parameters are registered in coll_braid_params.c), the rules file, the
  * dispatch's view of the parameters.
  */
-#include "coll_braid.h"
+#include "coll_braid_component.h"
+#include "coll_braid_compat.h"
+#include "coll_braid_op.h"
+#include "coll_braid_request.h"
 
 #include <limits.h>
 #include <stdio.h>

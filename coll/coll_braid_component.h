@@ -1,7 +1,15 @@
 /*
  * coll_braid_component.h - the component: its MCA parameters, the job-wide
- * state, and the helpers every glue file uses (log and error codes from
- * coll_braid_log.h, the progress hook from coll_braid_engine.c).
+ * state, the progress hook (coll_braid_engine.c) and whether a pointer is
+ * device memory (coll_braid_cuda.c; every collective asks). A base header:
+ * the other coll/ headers may include it, and it includes no coll/ header
+ * but coll_braid_compat.h.
+ *
+ * The coll_braid_*.c files are the glue to Open MPI, and the only place
+ * Open MPI's internals appear; each includes the headers of what it uses.
+ * The glue calls only down: into the dispatch and the request engine
+ * (libbraid/braid_dispatch.h, libbraid/engines/braid_task.h), the
+ * algorithms through the registry, the selection table and the transports.
  */
 #ifndef MCA_COLL_BRAID_COMPONENT_H
 #define MCA_COLL_BRAID_COMPONENT_H
@@ -12,7 +20,6 @@
 #include "ompi/mca/coll/coll.h"
 #include "ompi/communicator/communicator.h"
 #include "coll_braid_compat.h"
-#include "coll_braid_log.h"
 
 #include "braid_dispatch.h"
 #include "braid_task.h"
@@ -96,6 +103,14 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
 int mca_coll_braid_progress(void);
 /* a request went outstanding: the hook runs on every opal_progress call */
 void mca_coll_braid_progress_active(void);
+
+/* device (CUDA) buffers: without CUDA every pointer is host memory, known
+ * without a call */
+bool mca_coll_braid_device_ptr(const void *p); /* the driver's answer */
+static inline bool mca_coll_braid_is_device(const void *p)
+{
+    return mca_coll_braid_component.cuda_job && mca_coll_braid_device_ptr(p);
+}
 
 END_C_DECLS
 

@@ -15,6 +15,10 @@
  * Without CUDA (configure --without-cuda, or no nvcc) every buffer is host
  * memory and nothing is cut into segments.
  */
+#include "coll_braid_cuda.h"
+#include "coll_braid_component.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_log.h"
 #include "coll_braid_module.h"
 #include "coll_braid_request.h"
 

@@ -1,9 +1,10 @@
 /*
  * coll_braid_datatype.c - moving user buffers of any datatype to and from
  * braid's contiguous byte view (Open MPI's convertor: glue only), and the
- * reductions' layouts (coll_braid_module.h).
+ * reductions' layouts (coll_braid_datatype.h).
  */
-#include "coll_braid_module.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_cuda.h"
 
 #include "opal/datatype/opal_convertor.h"
 #include "ompi/datatype/ompi_datatype.h"

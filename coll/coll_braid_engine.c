@@ -4,7 +4,9 @@
  * out, an inner request is done, the progress thread's wait, its log), its
  * installation and end, and the progress callback that opal_progress calls.
  */
-#include "coll_braid.h"
+#include "coll_braid_component.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_request.h"
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"

@@ -6,7 +6,7 @@
 #ifndef MCA_COLL_BRAID_ENTRY_H
 #define MCA_COLL_BRAID_ENTRY_H
 
-#include "coll_braid_request.h"
+#include "coll_braid_module.h"
 
 BEGIN_C_DECLS
 

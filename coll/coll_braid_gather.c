@@ -12,7 +12,13 @@
  * root's stays in its send buffer. Device buffers are exchanged through
  * host copies, whole.
  */
-#include "coll_braid.h"
+#include "coll_braid_component.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 typedef struct rooted {
     const void *sbuf;

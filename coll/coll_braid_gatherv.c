@@ -14,7 +14,13 @@
  * buffer. Device buffers are exchanged through host copies of the spans
  * the displacements cover.
  */
-#include "coll_braid.h"
+#include "coll_braid_component.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 static size_t elems(int n) { return n > 0 ? (size_t)n : 0; }
 

@@ -3,6 +3,7 @@
  * braid's return codes as MPI's. Calls nothing else of coll/.
  */
 #include "coll_braid_log.h"
+#include "coll_braid_component.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,7 +11,6 @@
 #include "opal/util/output.h"
 
 #include "braid_algo.h"
-#include "coll_braid_component.h"
 
 void mca_coll_braid_log(int level, const char *fmt, ...)
 {

@@ -7,7 +7,14 @@
  * only on the communicator (size, context id, the job its processes belong
  * to) and on outcomes that are agreed collectively (UCX start-up).
  */
-#include "coll_braid.h"
+#include "coll_braid_module.h"
+#include "coll_braid_compat.h"
+#include "coll_braid_component.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_request.h"
+#include "coll_braid_shm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +25,8 @@
 #include "opal/util/proc.h"
 #include "ompi/proc/proc.h"
 #include "ompi/runtime/mpiruntime.h"
+
+#include "braid_tag.h"
 
 static void braid_module_construct(mca_coll_braid_module_t *m)
 {

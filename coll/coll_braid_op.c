@@ -9,7 +9,8 @@
  * requires to be the same on every rank of a reduction, so the bindings
  * (and whether the result is order-independent) agree across ranks.
  */
-#include "coll_braid.h"
+#include "coll_braid_op.h"
+#include "coll_braid_module.h"
 
 #include <limits.h>
 #include <pthread.h>

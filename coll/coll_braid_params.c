@@ -3,7 +3,7 @@
  * performance variables: registration, and the check that stops MPI_Init
  * on a value braid cannot run (mca_coll_braid_init_query prints why).
  */
-#include "coll_braid.h"
+#include "coll_braid_component.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +11,9 @@
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
+
+#include "braid_shm_tier.h"
+#include "braid_ucx.h"
 
 /* MPI_T performance variables: braid's sends counted by whether the peer is
  * on this node, and the UCX endpoints it has made (ucx_transport counts

@@ -3,12 +3,17 @@
  * MPI_Reduce_scatter, with their MPI_I* and _init forms: one path,
  * `rcounts` NULL meaning every rank receives `count` elements.
  *
- * Layouts as for the other reductions (coll_braid_module.h). Device
+ * Layouts as for the other reductions (coll_braid_datatype.h). Device
  * buffers get host copies, whole: the send buffer (total elements; in
  * place the receive buffer holds them) in, this rank's block out; what
  * braid does not take goes to the previous module, on those copies too.
  */
-#include "coll_braid.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 /* A BRAID_* code (BRAID_ERR_UNSUPPORTED: hand it on, on every rank alike). */
 static int run_host(mca_coll_braid_module_t *m, braid_call_t *call, const void *sbuf, void *rbuf,

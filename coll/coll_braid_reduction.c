@@ -3,14 +3,19 @@
  * and exscan (coll_braid_allreduce.c, coll_braid_scan.c).
  *
  * The (datatype, op) pair is bound to a reduction (coll_braid_op.c); the
- * buffers are placed by the datatype's layout (coll_braid_module.h:
+ * buffers are placed by the datatype's layout (coll_braid_datatype.h:
  * direct or staged); device buffers go through the staging pipeline. What
  * braid does not take - a layout, the table, an algorithm's declared
  * refusal (a non-commutative op) - goes to the previous module, the same
  * on every rank: every choice depends only on the datatype, the op, the
  * communicator and count x type size.
  */
-#include "coll_braid.h"
+#include "coll_braid_reduction.h"
+#include "coll_braid_component.h"
+#include "coll_braid_datatype.h"
+#include "coll_braid_log.h"
+#include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 /* Where the algorithm reads its input and writes its result: the user's
  * buffers (direct layout; `result` is NULL on reduce's non-root ranks) or

@@ -15,7 +15,10 @@
  * persistent start or a call on host copies of device buffers runs the
  * previous module's nonblocking function as an inner request.
  */
-#include "coll_braid.h"
+#include "coll_braid_request.h"
+#include "coll_braid_component.h"
+#include "coll_braid_module.h"
+#include "coll_braid_shm.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -16,6 +16,8 @@
 
 #include "ompi/request/request.h"
 
+#include "braid_task.h"
+
 BEGIN_C_DECLS
 
 /* Open MPI's nbc request type (ompi/mca/coll/base/coll_base_util.h, whose
@@ -109,7 +111,7 @@ struct mca_coll_braid_request {
     const void *sbuf;
     void *rbuf;
     ompi_request_t *inner;          /* the previous module's request it runs as */
-    mca_coll_braid_host_copies_t *hc; /* device buffers: the host copies it runs on */
+    struct mca_coll_braid_host_copies *hc; /* device buffers: the host copies it runs on */
     mca_coll_braid_op_t opb;        /* persistent: its op binding, when not a kernel's
                                        (opb.op NULL: none yet) */
     /* a nonblocking post held while the tier is set up: already Open
@@ -190,6 +192,12 @@ static inline void mca_coll_braid_request_complete(mca_coll_braid_request_t *r, 
 bool mca_coll_braid_request_on_device(const mca_coll_braid_request_t *r);
 int mca_coll_braid_request_copies_open(mca_coll_braid_request_t *r);
 int mca_coll_braid_request_copies_close(mca_coll_braid_request_t *r, int rc);
+
+/* nonblocking posts held while the tier is set up (coll_braid_request.c):
+ * hold from now on; stop holding and post the held ones, in order */
+void mca_coll_braid_posts_hold(mca_coll_braid_module_t *m);
+void mca_coll_braid_posts_release(mca_coll_braid_module_t *m);
+
 
 /* module enable (coll_braid_engine.c): the engine configured for the job; false when braid's
  * requests cannot be Open MPI's (its nbc request type is larger than

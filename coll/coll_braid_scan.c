@@ -6,7 +6,11 @@
  * communicator and count x type size). Exscan's rank 0 receives nothing:
  * MPI leaves its buffer undefined, and braid leaves it as it was.
  */
-#include "coll_braid.h"
+#include "coll_braid_cuda.h"
+#include "coll_braid_entry.h"
+#include "coll_braid_module.h"
+#include "coll_braid_reduction.h"
+#include "coll_braid_request.h"
 
 /* The previous module on host copies of device buffers */
 static int fallback(mca_coll_braid_module_t *m, braid_coll_t coll, const void *sbuf, void *rbuf,

@@ -12,7 +12,11 @@
  * node, for the node view that the hierarchical allreduce reduces and
  * broadcasts in.
  */
+#include "coll_braid_shm.h"
+#include "coll_braid_component.h"
+#include "coll_braid_cuda.h"
 #include "coll_braid_module.h"
+#include "coll_braid_request.h"
 
 #include <unistd.h>
 

@@ -168,6 +168,25 @@ else
     echo "lint: every header of coll/, libbraid/, the transports and cuda/ guards with its own name"
 fi
 
+# ---- coll/'s headers form no chain ----
+# (a .c includes the header of each thing it uses; a header includes no
+# coll/ header but the base ones - coll_braid_compat.h, the component's
+# and the module's structs - and a base header none but coll_braid_compat.h)
+base="coll_braid_compat.h coll_braid_component.h coll_braid_module.h"
+chain=$(for f in $(git ls-files 'coll/*.h' 2>/dev/null); do
+    [ -f "$f" ] || continue
+    case " $base " in *" $(basename "$f") "*) allowed=coll_braid_compat.h ;; *) allowed=$base ;; esac
+    grep -HnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"coll_' "$f" |
+        awk -F'"' -v ok="$allowed" '{ if (index(" " ok " ", " " $2 " ") == 0) print }'
+done)
+if [ -n "$chain" ]; then
+    echo "$chain"
+    echo "lint: a coll/ header includes only the base headers ($base), and those only coll_braid_compat.h: include the header in the .c that uses it"
+    status=1
+else
+    echo "lint: coll/'s headers include only the base headers ($base), which include only coll_braid_compat.h"
+fi
+
 # ---- calls go down ----
 # (a file includes no header of a folder above it or beside it; the
 # headers are included by bare name, so a header is known by its basename
