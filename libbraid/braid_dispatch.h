@@ -65,8 +65,8 @@ typedef struct braid_site_conf {
     size_t seg_bytes;             /* staging segment, 0 = messages are not cut */
     bool trace;                   /* rank 0 logs every call's choice */
     bool shared;                  /* two threads may dispatch on one site's turns */
-    size_t progress_thread_bytes;         /* a request of this many bytes leaves its post before it
-                                   * runs (a progress thread carries it); 0 = none does */
+    size_t progress_thread_bytes; /* a request of this many bytes yields to the progress thread
+                                   * before it runs (the thread carries it); 0 = none does */
 } braid_site_conf_t;
 
 typedef struct braid_site_hooks {

@@ -6,10 +6,11 @@
  *
  * A request's job (normally a blocking collective's code) runs on a fiber.
  * braid_task_post runs it until its first wait that is not done: a job that
- * returns there is complete (or fallen back, when it recorded braid_task_fall_back
- * instead of running), otherwise the request goes on the outstanding list
- * and braid_engine_progress resumes it, once per pass, until it returns. The
- * host (the Open MPI glue, or a unit test) completes it through a hook:
+ * returns there is complete (or fell back, when it recorded
+ * braid_task_fall_back instead of running), otherwise the request goes on
+ * the outstanding list and braid_engine_progress resumes it, once per pass,
+ * until it returns. The host (the Open MPI glue, or a unit test) completes
+ * it through a hook:
  *
  *   post ──> fiber's first run ──┬─ returned: BRAID_TASK_DONE / _FELL_BACK
  *                                └─ waiting: braid_engine_add ──> progress
