@@ -72,7 +72,10 @@ static int braid_open(void)
     opal_output_set_verbosity(c->output, c->verbose);
     c->disabled = false;
     c->transport_ready = false;
-    if (c->params_valid) load_rules();
+    if (c->params_valid) {
+        load_rules();
+        mca_coll_braid_transport_start_early();
+    }
     return OMPI_SUCCESS;
 }
 

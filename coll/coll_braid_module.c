@@ -86,10 +86,12 @@ static int oob_gather(void *arg, const void *mine, void *all, size_t bytes)
  * the node name's hash). Every rank learns whether every rank succeeded,
  * and whether any can load the CUDA driver (device-buffer segmentation),
  * so the outcome is the same everywhere. */
-static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *comm)
+static braid_ucx_config_t transport_config(void)
 {
-    mca_coll_braid_component_t *c = &mca_coll_braid_component;
-    int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    /* before init_query (the early start) the progress thread is on only
+     * where MPI_THREAD_MULTIPLE makes it so there */
+    bool progress_thread = c->progress_thread && ompi_mpi_thread_multiple;
     braid_ucx_config_t cfg = {
         .idle_progress = idle_progress,
         /* with threads, the transport also yields while other threads of
@@ -97,11 +99,32 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
         .yield_when_idle = opal_progress_yield_when_idle,
         /* the progress thread resumes fibers while the application's
          * thread runs collectives: the worker is shared by two threads */
-        .thread_multiple = c->thread_multiple || ompi_mpi_thread_multiple || c->progress_thread,
+        .thread_multiple = c->thread_multiple || ompi_mpi_thread_multiple || progress_thread,
         .serialize = 0 != c->thread_serialize,
-        .wakeup = 0 != c->progress_thread,
+        .wakeup = progress_thread,
         .log = mca_coll_braid_log,
     };
+    return cfg;
+}
+
+/* UCX's own start-up (ucp_init and the worker's transports: tens of ms)
+ * begins when the component opens, on a thread of its own, and passes
+ * while MPI_Init waits in its fences; MPI_COMM_WORLD's enable joins it
+ * (bootstrap_transport). Only inside MPI_Init (ompi_info opens components
+ * too) and in a job of several processes (a singleton's world is braid's
+ * only where CUDA is used). */
+void mca_coll_braid_transport_start_early(void)
+{
+    if (OMPI_MPI_STATE_INIT_STARTED != ompi_mpi_state || ompi_process_info.num_procs < 2) return;
+    braid_ucx_config_t cfg = transport_config();
+    braid_ucx_init_early(&cfg);
+}
+
+static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *comm)
+{
+    mca_coll_braid_component_t *c = &mca_coll_braid_component;
+    int P = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    braid_ucx_config_t cfg = transport_config();
     braid_ucx_oob_t oob = { m, oob_max, oob_gather, P, rank };
     uint64_t key = c->test_nodes > 0 ? (uint64_t)(rank % c->test_nodes)
                                      : braid_topo_node_key(opal_process_info.nodename);

@@ -114,6 +114,7 @@ def fields(row):
     f["call"] = {"nonblocking": "i" + c, "persistent": c + "_init"}.get(form, c)
     f["braid_ms"] = f"{bu / 1000:.1f}" if bu is not None else ""
     f["peer_ms"] = f"{pu / 1000:.1f}" if pu is not None else ""
+    f["diff_ms"] = f"{(bu - pu) / 1000:+.1f}" if bu is not None and pu is not None else ""
     return f
 
 

@@ -158,11 +158,10 @@ static ucs_status_t create_worker(void)
     return UCS_OK;
 }
 
-int braid_ucx_init(const braid_ucx_config_t *cfg)
+static int init_now(const braid_ucx_config_t *cfg)
 {
     ucp_config_t *config = NULL;
     ucs_status_t st;
-    if (g.ready) return BRAID_OK;
     memset(&g, 0, sizeof(g));
     g.self = -1;
     g.efd = -1;
@@ -212,6 +211,54 @@ int braid_ucx_init(const braid_ucx_config_t *cfg)
     }
     g.ready = true;
     return BRAID_OK;
+}
+
+/* The start on a thread of its own (braid_ucx_init_early): nothing else
+ * reads g until braid_ucx_init or braid_ucx_finalize has joined it. */
+static struct {
+    pthread_t thread;
+    bool running;
+    braid_ucx_config_t cfg;
+    int rc;
+} early;
+
+static void *early_main(void *arg)
+{
+    (void)arg;
+    early.rc = init_now(&early.cfg);
+    return NULL;
+}
+
+void braid_ucx_init_early(const braid_ucx_config_t *cfg)
+{
+    if (g.ready || early.running) return;
+    early.cfg = *cfg;
+    early.running = 0 == pthread_create(&early.thread, NULL, early_main, NULL);
+}
+
+/* BRAID_OK when the early start finished and made a worker for settings
+ * `cfg` asks for; otherwise what it made, if anything, is let go */
+static int early_join(const braid_ucx_config_t *cfg)
+{
+    if (!early.running) return BRAID_ERR_TRANSPORT;
+    pthread_join(early.thread, NULL);
+    early.running = false;
+    if (BRAID_OK == early.rc && NULL != cfg && cfg->thread_multiple == g.cfg.thread_multiple &&
+        cfg->serialize == g.cfg.serialize && cfg->wakeup == g.cfg.wakeup) {
+        g.cfg = *cfg;
+        log_msg(10, "UCX started on a thread of its own while MPI_Init ran");
+        return BRAID_OK;
+    }
+    if (BRAID_OK == early.rc)
+        log_msg(10, "UCX started while MPI_Init ran with other thread settings: starting again");
+    braid_ucx_finalize();
+    return BRAID_ERR_TRANSPORT;
+}
+
+int braid_ucx_init(const braid_ucx_config_t *cfg)
+{
+    if (BRAID_OK == early_join(cfg) || g.ready) return BRAID_OK;
+    return init_now(cfg);
 }
 
 int braid_ucx_local_address(const void **addr, size_t *len)
@@ -454,6 +501,10 @@ static void close_endpoints(void)
  * takes no lock but the ones wait_request takes. */
 void braid_ucx_finalize(void)
 {
+    if (early.running) {
+        pthread_join(early.thread, NULL);
+        early.running = false;
+    }
     if (!g.ready) return;
     close_endpoints();
     ucp_worker_release_address(g.worker, g.local_addr);

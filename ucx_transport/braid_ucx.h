@@ -50,6 +50,16 @@ typedef struct braid_ucx_config {
 int braid_ucx_init(const braid_ucx_config_t *cfg);
 bool braid_ucx_ready(void);
 
+/* Start the context and worker on a thread of their own and return at
+ * once: ucp_init and the worker's transports take tens of milliseconds,
+ * which then pass while the caller does other work (MPI_Init waiting in
+ * its fences). braid_ucx_init joins the thread and keeps what it made if
+ * `cfg` asks for the same worker (thread_multiple, serialize, wakeup), or
+ * starts again. Nothing else here may be called in between but
+ * braid_ucx_finalize. Where no thread can be made, braid_ucx_init starts
+ * UCX itself. */
+void braid_ucx_init_early(const braid_ucx_config_t *cfg);
+
 /* How concurrent threads are kept apart on the worker: "none" (not
  * thread_multiple), "ucx" (UCS_THREAD_MODE_MULTI) or "braid" (braid's
  * mutex). Valid after braid_ucx_init. */
