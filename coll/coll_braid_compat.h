@@ -11,9 +11,10 @@
  *   OMPI_MODULE_DECLSPEC                  OMPI_DECLSPEC
  *   ompi_comm_get_cid(): the agreed cid   c_index is local; the agreed cid is
  *                                         c_contextid (128 bits: base, sub),
- *                                         equal to c_index unless the
- *                                         communicator was made from a group
- *                                         (MPI_Comm_create_from_group)
+ *                                         equal to c_index when the
+ *                                         OMPI_COMM_GLOBAL_INDEX flag is set,
+ *                                         not for a communicator made from a
+ *                                         group (MPI_Comm_create_from_group)
  */
 #ifndef MCA_COLL_BRAID_COMPAT_H
 #define MCA_COLL_BRAID_COMPAT_H
@@ -43,23 +44,41 @@
 #define BRAID_COMPONENT_DECLSPEC OMPI_MODULE_DECLSPEC
 #endif
 
-/* The context id every rank of comm agrees on (braid's tags carry it);
- * false when there is none that fits 32 bits (5.0: a communicator of more
- * than one rank made from a group, with an extended cid). */
+/* The context id every rank of comm agrees on, which no other live
+ * communicator of this process has (braid's tags carry it); false for a
+ * communicator that has none (5.0: made from a group, by
+ * MPI_Comm_create_from_group or inside MPI_Intercomm_create_from_groups,
+ * whose agreed id is the 128-bit extended cid): braid's ranks agree on a
+ * number of their own for it when it is enabled (coll_braid_module.c). */
 static inline bool mca_coll_braid_comm_cid(ompi_communicator_t *comm, uint32_t *cid)
 {
 #if BRAID_OMPI5
     /* one rank (MPI_COMM_SELF among them): its local index is all there is
      * to agree on, and no other communicator of this process has it */
+#ifdef OMPI_COMM_IS_GLOBAL_INDEX
+    if (ompi_comm_size(comm) > 1 && !OMPI_COMM_IS_GLOBAL_INDEX(comm)) return false;
+#else
     if (ompi_comm_size(comm) > 1 &&
         (0 != comm->c_contextid.cid_base ||
          comm->c_contextid.cid_sub.u64 != (uint64_t)ompi_comm_get_local_cid(comm)))
         return false;
+#endif
     *cid = ompi_comm_get_local_cid(comm);
 #else
     *cid = ompi_comm_get_cid(comm);
 #endif
     return true;
+}
+
+/* The processes of the job (MPI_COMM_WORLD's size, also where there is
+ * no MPI_COMM_WORLD). */
+static inline int mca_coll_braid_job_size(void)
+{
+#if BRAID_OMPI5
+    return (int)opal_process_info.num_procs;
+#else
+    return (int)ompi_process_info.num_procs;
+#endif
 }
 
 /* The local id of comm, for messages only. */

@@ -90,6 +90,9 @@ typedef struct mca_coll_braid_module_t {
     struct mca_coll_braid_request *held_head, *held_tail;
     /* the persistent requests' tag numbers this rank's live ones hold */
     braid_numbers_t pnums;
+    /* 1 + the number of the component's group_ids this communicator holds
+     * (one made from a group); 0: none, its context id is its tag id */
+    unsigned group_id;
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
