@@ -97,6 +97,11 @@ typedef struct mca_coll_braid_module_t {
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
 
+/* The tag id of a communicator without a context id every rank agrees
+ * on, taken at enable, collective (coll_braid_ids.c); given back when the
+ * module goes. */
+int mca_coll_braid_group_id_take(mca_coll_braid_module_t *m, uint32_t *id);
+
 /* ops (coll_braid_op.c) */
 void mca_coll_braid_op_bind(mca_coll_braid_op_t *b, MPI_Datatype dtype, MPI_Op op);
 /* The binding for a call whose pair is not m->op_last's: a pair with a
