@@ -1,6 +1,6 @@
 /*
  * coll_braid_compat.h - what differs between the Open MPI versions braid
- * builds against (4.1.x and 5.0.x; configure checks which), so the glue
+ * builds against (4.1.x, 5.0.x and main; configure checks which), so the glue
  * reads the same on both. Only differences that can be named here are;
  * the coll framework's own differences (the disable hook, the component
  * version) are #if blocks in coll_braid_component.c and coll_braid_module.c.
@@ -21,18 +21,63 @@
 
 #include "ompi_config.h"
 
+#include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
 
-#if !defined(OMPI_MAJOR_VERSION) || OMPI_MAJOR_VERSION < 4 || OMPI_MAJOR_VERSION > 5 || \
-    (OMPI_MAJOR_VERSION == 4 && OMPI_MINOR_VERSION < 1)
-#error "braid builds against Open MPI 4.1.x and 5.0.x"
+#if !defined(OMPI_MAJOR_VERSION) || OMPI_MAJOR_VERSION < 4                                         \
+    || (OMPI_MAJOR_VERSION == 4 && OMPI_MINOR_VERSION < 1)
+#error "braid builds against Open MPI 4.1.x, 5.0.x and main"
 #endif
 
-#if OMPI_MAJOR_VERSION >= 5
+#include "ompi/mca/coll/coll.h"
+
+/* The coll interface: 3.0.0 on main (size_t counts, count and
+ * displacement arrays that hold int or 64-bit values), 2.x before (int
+ * counts, int arrays). braid's own code counts in int; an entry point
+ * turns what it gets into that (braid_count_fits, braid_counts_int) or
+ * hands the call on untouched. configure checks that this agrees with
+ * the function types coll.h declares (BRAID_COLL_SIZE_T_COUNTS). */
+#if defined(MCA_COLL_BASE_VERSION_3_0_0)
+#define BRAID_COLL_V3 1
+typedef size_t braid_count_t;
+typedef ompi_count_array_t braid_counts_t;
+typedef ompi_disp_array_t braid_displs_t;
+#define braid_count_fits(n, dt) ((void)(dt), (size_t)(n) <= (size_t)INT_MAX)
+#define braid_counts_are_int(a) (!ompi_count_array_is_64bit(a))
+#define braid_displs_are_int(a) (!ompi_disp_array_is_64bit(a))
+#define braid_counts_int(a)     ((const int *)ompi_count_array_ptr(a))
+#define braid_displs_int(a)     ((const int *)ompi_disp_array_ptr(a))
+/* braid's int arrays as the interface's, for the previous module */
+#define BRAID_COUNTS(p) ompi_count_array_create(p)
+#define BRAID_DISPLS(p) ompi_disp_array_create(p)
+#else
+#define BRAID_COLL_V3           0
+typedef int braid_count_t;
+typedef const int *braid_counts_t;
+typedef const int *braid_displs_t;
+#define braid_count_fits(n, dt) ((void)(n), (void)(dt), true)
+#define braid_counts_are_int(a) ((void)(a), true)
+#define braid_displs_are_int(a) ((void)(a), true)
+#define braid_counts_int(a)     (a)
+#define braid_displs_int(a)     (a)
+#define BRAID_COUNTS(p)         (p)
+#define BRAID_DISPLS(p)         (p)
+#endif
+#if defined(BRAID_COLL_SIZE_T_COUNTS) && BRAID_COLL_SIZE_T_COUNTS != BRAID_COLL_V3
+#error "configure found another coll interface than these headers declare"
+#endif
+
+#if BRAID_COLL_V3
+#define BRAID_OMPI5 1
+#include "ompi/runtime/ompi_rte.h"
+#define BRAID_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_3_0_0
+#define BRAID_COMPONENT_DECLSPEC OMPI_DECLSPEC
+#elif OMPI_MAJOR_VERSION >= 5
 #define BRAID_OMPI5 1
 #include "ompi/runtime/ompi_rte.h"
 #define BRAID_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_4_0

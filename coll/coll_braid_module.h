@@ -49,6 +49,33 @@ BEGIN_C_DECLS
         has_;                                                                            \
     })
 
+/* An entry point's first line: the call handed on, its arguments
+ * untouched, to the previous module unless cond says braid's int counts
+ * hold them (coll interface 3.0.0: size_t counts and count arrays of 64
+ * bits, coll_braid_compat.h; always true before). The same on every rank
+ * where MPI requires the counts to match, and otherwise decided per rank
+ * only where the previous module takes the call on every rank alike. */
+#define BRAID_HAND_ON_UNLESS(cond, name, ...)                                                      \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            mca_coll_braid_module_t *m_ = (mca_coll_braid_module_t *)module;                       \
+            return m_->prev.coll_##name(__VA_ARGS__, m_->prev.coll_##name##_module);               \
+        }                                                                                          \
+    } while (0)
+
+/* What a rooted call's hand-on looks at: the counts that are significant
+ * on this rank (gather: every rank's own, the root's unless in place, and
+ * the root's of every rank; scatter the same with sides swapped) */
+#define braid_rooted_fits(comm, root, own_buf, own, roots)                                         \
+    (ompi_comm_rank(comm) != (root)                                                                \
+         ? braid_count_fits(own, 0)                                                                \
+         : braid_count_fits(roots, 0) && (MPI_IN_PLACE == (own_buf) || braid_count_fits(own, 0)))
+#define braid_rootedv_fits(comm, root, own_buf, own, counts, displs)                               \
+    (ompi_comm_rank(comm) != (root)                                                                \
+         ? braid_count_fits(own, 0)                                                                \
+         : braid_counts_are_int(counts) && braid_displs_are_int(displs)                            \
+               && (MPI_IN_PLACE == (own_buf) || braid_count_fits(own, 0)))
+
 /* A reduction bound to braid's callback (coll_braid_op.c). */
 typedef struct mca_coll_braid_op_t {
     braid_op_t bop;               /* what the algorithms call; arg = this */
