@@ -80,16 +80,14 @@ static int allgatherv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t 
     call.args.rcounts = bc;
     call.args.displs = bd;
     int rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
-    mca_coll_braid_blocks_t blocks = { x->rbuf, BRAID_COUNTS(x->rcounts), BRAID_DISPLS(x->displs),
-                                       x->rdtype };
+    mca_coll_braid_blocks_t blocks = { x->rbuf, x->rcounts, x->displs, x->rdtype };
     if (MPI_SUCCESS == rc && packed) rc = mca_coll_braid_blocks_unpack(&blocks, P, base, bc, bd);
     return rc;
 }
 
 static mca_coll_braid_blocks_t rblocks(const vargs_t *x)
 {
-    mca_coll_braid_blocks_t b = { x->rbuf, BRAID_COUNTS(x->rcounts), BRAID_DISPLS(x->displs),
-                                  x->rdtype };
+    mca_coll_braid_blocks_t b = { x->rbuf, x->rcounts, x->displs, x->rdtype };
     return b;
 }
 

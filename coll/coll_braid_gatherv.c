@@ -227,9 +227,11 @@ static const mca_coll_braid_family_t scatterv_family = { BRAID_COLL_SCATTERV, ru
         struct ompi_datatype_t *sdtype, void *rbuf, braid_count_t rcount,                          \
         struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm
 
-static inline mca_coll_braid_args_t scatterv_args(SCATTERV_ARGS)
+static inline mca_coll_braid_args_t scatterv_args(const void *sbuf, const int *scounts,
+                                                  const int *displs, struct ompi_datatype_t *sdtype,
+                                                  void *rbuf, int rcount,
+                                                  struct ompi_datatype_t *rdtype, int root)
 {
-    (void)comm;
     return (mca_coll_braid_args_t){
         .usbuf = sbuf,
         .scounts = scounts,
@@ -287,7 +289,7 @@ static int mca_coll_braid_iscatterv(SCATTERV_ARGS, ompi_request_t **request,
                          sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, request);
     mca_coll_braid_args_t a = scatterv_args(sbuf, braid_counts_int(scounts),
                                             braid_displs_int(displs), sdtype, rbuf, rcount, rdtype,
-                                            root, comm);
+                                            root);
     return mca_coll_braid_request_post(module, &scatterv_family, &a, request);
 }
 
@@ -312,7 +314,7 @@ static int mca_coll_braid_scatterv_init(SCATTERV_ARGS, struct ompi_info_t *info,
                          comm, info, request);
     mca_coll_braid_args_t a = scatterv_args(sbuf, braid_counts_int(scounts),
                                             braid_displs_int(displs), sdtype, rbuf, rcount, rdtype,
-                                            root, comm);
+                                            root);
     (void)info;
     return mca_coll_braid_request_persist(module, &scatterv_family, &a, request);
 }
