@@ -11,6 +11,8 @@
  *   mpi_sessions late     a session's communicator first, then MPI_Init
  *   mpi_sessions inter    no MPI_Init: an intercommunicator from two groups
  *                         (MPI_Intercomm_create_from_groups) and its merge
+ *   mpi_sessions again    no MPI_Init: a session made, used and finalized,
+ *                         then a second one
  *
  * On each: allreduce, bcast, allgather, alltoall, scan and reduce,
  * blocking, nonblocking (posted on two communicators at once, so their
@@ -274,6 +276,16 @@ int main(int argc, char **argv)
         bad = finish(sc[0], mode);
         comms_free(sc, 3);
         MPI_Session_finalize(&s);
+    } else if (0 == strcmp(mode, "again")) {
+        bad = 0;
+        for (int round = 0; round < 2; round++) {
+            session_comms(&s, sc, round ? "again2" : "again1");
+            MPI_Comm on[2] = { sc[0], sc[1] };
+            run_all(on, 2);
+            if (round) bad = finish(sc[0], mode);
+            comms_free(sc, 3);
+            MPI_Session_finalize(&s);
+        }
     } else if (0 == strcmp(mode, "mixed") || 0 == strcmp(mode, "late")) {
         bool late = 0 == strcmp(mode, "late");
         if (late) session_comms(&s, sc, "late");
