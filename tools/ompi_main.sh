@@ -129,6 +129,7 @@ compile_check() {
     done
     # braid's own include directories, as Makefile.am's AM_CPPFLAGS has them
     local braid_inc=()
+    # shellcheck disable=SC2013
     for d in $(sed -n '/^AM_CPPFLAGS *=/,/[^\\]$/p' "$top/Makefile.am" | grep -o '(top_srcdir)/[A-Za-z_/]*' | sed 's|(top_srcdir)/||'); do
         braid_inc+=(-I"$top/$d")
     done
@@ -173,6 +174,7 @@ test_braid() {
     [ -f Makefile ] || "$top/configure" -q --with-ompi="$prefix" --with-component-dir="$bbuild/component"
     make -j"$jobs" >/dev/null
     local rc=0
+    # shellcheck disable=SC2016
     make -j"$jobs" check TESTS='$(UNIT_TESTS)' >/dev/null || rc=1
     PATH=$prefix/bin:$PATH MPI_TEST_FILTER=${MPI_TEST_FILTER:-'^np=(1|3) '} \
         make -j1 check TESTS=tests/mpi/run_mpi_tests.sh >/dev/null || rc=1
