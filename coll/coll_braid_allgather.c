@@ -112,30 +112,41 @@ static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bo
 static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHER, run, prev_nonblocking,
                                                 copies };
 
-static int mca_coll_braid_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                                    void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int mca_coll_braid_allgather(const void *sbuf, braid_count_t scount,
+                                    struct ompi_datatype_t *sdtype, void *rbuf,
+                                    braid_count_t rcount, struct ompi_datatype_t *rdtype,
+                                    struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(scount, sdtype) && braid_count_fits(rcount, rdtype),
+                         allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     (void)comm;
     return allgather((mca_coll_braid_module_t *)module, NULL, sbuf, scount, sdtype, rbuf, rcount,
                      rdtype);
 }
 
-static int mca_coll_braid_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                                     void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+static int mca_coll_braid_iallgather(const void *sbuf, braid_count_t scount,
+                                     struct ompi_datatype_t *sdtype, void *rbuf,
+                                     braid_count_t rcount, struct ompi_datatype_t *rdtype,
                                      struct ompi_communicator_t *comm, ompi_request_t **request,
                                      mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(scount, sdtype) && braid_count_fits(rcount, rdtype),
+                         iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, 0);
     (void)comm;
     return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
-static int mca_coll_braid_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                                         void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+static int mca_coll_braid_allgather_init(const void *sbuf, braid_count_t scount,
+                                         struct ompi_datatype_t *sdtype, void *rbuf,
+                                         braid_count_t rcount, struct ompi_datatype_t *rdtype,
                                          struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                          ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(scount, sdtype) && braid_count_fits(rcount, rdtype),
+                         allgather_init, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info,
+                         request);
     mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, 0);
     (void)comm;
     (void)info;

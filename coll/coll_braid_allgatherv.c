@@ -115,8 +115,9 @@ static int allgatherv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, v
     if (in_place) x->sbuf = MPI_IN_PLACE;
     if (MPI_SUCCESS == rc) rc = allgatherv_host(m, r, x, &fall_back);
     if (MPI_SUCCESS == rc && fall_back && !mca_coll_braid_fall_back_in_request(r))
-        rc = m->prev.coll_allgatherv(x->sbuf, x->scount, x->sdtype, x->rbuf, x->rcounts, x->displs,
-                                     x->rdtype, m->comm, m->prev.coll_allgatherv_module);
+        rc = m->prev.coll_allgatherv(x->sbuf, x->scount, x->sdtype, x->rbuf,
+                                     BRAID_COUNTS(x->rcounts), BRAID_DISPLS(x->displs), x->rdtype,
+                                     m->comm, m->prev.coll_allgatherv_module);
     return mca_coll_braid_host_copies_close(hc, rc);
 }
 
@@ -139,9 +140,9 @@ static int run(mca_coll_braid_request_t *r)
 static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
-    return m->prev.coll_iallgatherv(r->sbuf, r->a.scount, r->a.sdtype, r->rbuf, r->a.rcounts,
-                                    r->a.displs, r->a.dtype, m->comm, req,
-                                    m->prev.coll_iallgatherv_module);
+    return m->prev.coll_iallgatherv(r->sbuf, r->a.scount, r->a.sdtype, r->rbuf,
+                                    BRAID_COUNTS(r->a.rcounts), BRAID_DISPLS(r->a.displs),
+                                    r->a.dtype, m->comm, req, m->prev.coll_iallgatherv_module);
 }
 
 static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill)
@@ -168,21 +169,30 @@ static const mca_coll_braid_family_t family = { BRAID_COLL_ALLGATHERV, run, prev
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-#define VARGS                                                                              \
-    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,              \
-        const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,             \
+#define VARGS                                                                                      \
+    const void *sbuf, braid_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,            \
+        braid_counts_t rcounts, braid_displs_t displs, struct ompi_datatype_t *rdtype,             \
         struct ompi_communicator_t *comm
 
 static int mca_coll_braid_allgatherv(VARGS, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(scount, sdtype) && braid_counts_are_int(rcounts)
+                             && braid_displs_are_int(displs),
+                         allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
     (void)comm;
-    vargs_t x = { sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype };
+    vargs_t x = { sbuf,  scount, sdtype, rbuf, braid_counts_int(rcounts), braid_displs_int(displs),
+                  rdtype };
     return allgatherv((mca_coll_braid_module_t *)module, NULL, &x);
 }
 
 static int mca_coll_braid_iallgatherv(VARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, 0);
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(scount, sdtype) && braid_counts_are_int(rcounts)
+                             && braid_displs_are_int(displs),
+                         iallgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
+                         request);
+    mca_coll_braid_args_t a = mca_coll_braid_args_vblocks(
+        sbuf, scount, sdtype, rbuf, braid_counts_int(rcounts), braid_displs_int(displs), rdtype, 0);
     (void)comm;
     return mca_coll_braid_request_post(module, &family, &a, request);
 }
@@ -190,7 +200,12 @@ static int mca_coll_braid_iallgatherv(VARGS, ompi_request_t **request, mca_coll_
 static int mca_coll_braid_allgatherv_init(VARGS, struct ompi_info_t *info, ompi_request_t **request,
                                           mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, 0);
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(scount, sdtype) && braid_counts_are_int(rcounts)
+                             && braid_displs_are_int(displs),
+                         allgatherv_init, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
+                         info, request);
+    mca_coll_braid_args_t a = mca_coll_braid_args_vblocks(
+        sbuf, scount, sdtype, rbuf, braid_counts_int(rcounts), braid_displs_int(displs), rdtype, 0);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &family, &a, request);

@@ -79,57 +79,71 @@ static const mca_coll_braid_family_t reduce_family = { BRAID_COLL_REDUCE, run, p
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-static int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                                    struct ompi_op_t *op, struct ompi_communicator_t *comm,
+static int mca_coll_braid_allreduce(const void *sbuf, void *rbuf, braid_count_t count,
+                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                    struct ompi_communicator_t *comm,
                                     mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), allreduce, sbuf, rbuf, count, dtype, op,
+                         comm);
     (void)comm;
     return reduce_any((mca_coll_braid_module_t *)module, NULL, sbuf, rbuf, count, dtype, op, -1);
 }
 
-static int mca_coll_braid_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                                 struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                                 mca_coll_base_module_t *module)
+static int mca_coll_braid_reduce(const void *sbuf, void *rbuf, braid_count_t count,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), reduce, sbuf, rbuf, count, dtype, op, root,
+                         comm);
     (void)comm;
     return reduce_any((mca_coll_braid_module_t *)module, NULL, sbuf, rbuf, count, dtype, op, root);
 }
 
-static int mca_coll_braid_iallreduce(const void *sbuf, void *rbuf, int count,
+static int mca_coll_braid_iallreduce(const void *sbuf, void *rbuf, braid_count_t count,
                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                      struct ompi_communicator_t *comm, ompi_request_t **request,
                                      mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), iallreduce, sbuf, rbuf, count, dtype, op,
+                         comm, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, -1);
     (void)comm;
     return mca_coll_braid_request_post(module, &allreduce_family, &a, request);
 }
 
-static int mca_coll_braid_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                                  struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                                  ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_ireduce(const void *sbuf, void *rbuf, braid_count_t count,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                  struct ompi_communicator_t *comm, ompi_request_t **request,
+                                  mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), ireduce, sbuf, rbuf, count, dtype, op,
+                         root, comm, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, root);
     (void)comm;
     return mca_coll_braid_request_post(module, &reduce_family, &a, request);
 }
 
-static int mca_coll_braid_allreduce_init(const void *sbuf, void *rbuf, int count,
+static int mca_coll_braid_allreduce_init(const void *sbuf, void *rbuf, braid_count_t count,
                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                          struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                          ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), allreduce_init, sbuf, rbuf, count, dtype,
+                         op, comm, info, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, -1);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &allreduce_family, &a, request);
 }
 
-static int mca_coll_braid_reduce_init(const void *sbuf, void *rbuf, int count,
+static int mca_coll_braid_reduce_init(const void *sbuf, void *rbuf, braid_count_t count,
                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                       ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), reduce_init, sbuf, rbuf, count, dtype, op,
+                         root, comm, info, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, root);
     (void)comm;
     (void)info;

@@ -88,8 +88,9 @@ static int alltoallv(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, vv
     x->r.buf = mca_coll_braid_shift(rbuf, -rlo, x->r.dtype);
     if (MPI_SUCCESS == rc) rc = alltoallv_host(m, r, x, &fall_back);
     if (MPI_SUCCESS == rc && fall_back && !mca_coll_braid_fall_back_in_request(r))
-        rc = m->prev.coll_alltoallv(x->s.buf, x->s.counts, x->s.displs, x->s.dtype, (void *)x->r.buf,
-                                    x->r.counts, x->r.displs, x->r.dtype, m->comm,
+        rc = m->prev.coll_alltoallv(x->s.buf, BRAID_COUNTS(x->s.counts), BRAID_DISPLS(x->s.displs),
+                                    x->s.dtype, (void *)x->r.buf, BRAID_COUNTS(x->r.counts),
+                                    BRAID_DISPLS(x->r.displs), x->r.dtype, m->comm,
                                     m->prev.coll_alltoallv_module);
     return mca_coll_braid_host_copies_close(hc, rc);
 }
@@ -114,8 +115,9 @@ static int run(mca_coll_braid_request_t *r)
 static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
-    return m->prev.coll_ialltoallv(r->sbuf, r->a.scounts, r->a.sdispls, r->a.sdtype, r->rbuf,
-                                   r->a.rcounts, r->a.displs, r->a.dtype, m->comm, req,
+    return m->prev.coll_ialltoallv(r->sbuf, BRAID_COUNTS(r->a.scounts), BRAID_DISPLS(r->a.sdispls),
+                                   r->a.sdtype, r->rbuf, BRAID_COUNTS(r->a.rcounts),
+                                   BRAID_DISPLS(r->a.displs), r->a.dtype, m->comm, req,
                                    m->prev.coll_ialltoallv_module);
 }
 
@@ -159,21 +161,32 @@ static inline mca_coll_braid_args_t args(const void *sbuf, const int *scounts,
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-#define VVARGS                                                                                  \
-    const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype,   \
-        void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype,     \
-        struct ompi_communicator_t *comm
+#define VVARGS                                                                                     \
+    const void *sbuf, braid_counts_t scounts, braid_displs_t sdispls,                              \
+        struct ompi_datatype_t *sdtype, void *rbuf, braid_counts_t rcounts,                        \
+        braid_displs_t rdispls, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm
 
 static int mca_coll_braid_alltoallv(VVARGS, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_counts_are_int(scounts) && braid_displs_are_int(sdispls)
+                             && braid_counts_are_int(rcounts) && braid_displs_are_int(rdispls),
+                         alltoallv, sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype,
+                         comm);
     (void)comm;
-    vvargs_t x = { { sbuf, scounts, sdispls, sdtype }, { rbuf, rcounts, rdispls, rdtype } };
+    vvargs_t x = { { sbuf, braid_counts_int(scounts), braid_displs_int(sdispls), sdtype },
+                   { rbuf, braid_counts_int(rcounts), braid_displs_int(rdispls), rdtype } };
     return alltoallv((mca_coll_braid_module_t *)module, NULL, &x);
 }
 
 static int mca_coll_braid_ialltoallv(VVARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype);
+    BRAID_FALL_BACK_UNLESS(braid_counts_are_int(scounts) && braid_displs_are_int(sdispls)
+                             && braid_counts_are_int(rcounts) && braid_displs_are_int(rdispls),
+                         ialltoallv, sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype,
+                         comm, request);
+    mca_coll_braid_args_t a = args(sbuf, braid_counts_int(scounts), braid_displs_int(sdispls),
+                                   sdtype, rbuf, braid_counts_int(rcounts),
+                                   braid_displs_int(rdispls), rdtype);
     (void)comm;
     return mca_coll_braid_request_post(module, &family, &a, request);
 }
@@ -181,7 +194,13 @@ static int mca_coll_braid_ialltoallv(VVARGS, ompi_request_t **request, mca_coll_
 static int mca_coll_braid_alltoallv_init(VVARGS, struct ompi_info_t *info, ompi_request_t **request,
                                          mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype);
+    BRAID_FALL_BACK_UNLESS(braid_counts_are_int(scounts) && braid_displs_are_int(sdispls)
+                             && braid_counts_are_int(rcounts) && braid_displs_are_int(rdispls),
+                         alltoallv_init, sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls,
+                         rdtype, comm, info, request);
+    mca_coll_braid_args_t a = args(sbuf, braid_counts_int(scounts), braid_displs_int(sdispls),
+                                   sdtype, rbuf, braid_counts_int(rcounts),
+                                   braid_displs_int(rdispls), rdtype);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &family, &a, request);

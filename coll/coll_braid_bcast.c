@@ -106,26 +106,33 @@ static inline mca_coll_braid_args_t args(void *buf, int count, MPI_Datatype dtyp
     };
 }
 
-static int mca_coll_braid_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int mca_coll_braid_bcast(void *buf, braid_count_t count, struct ompi_datatype_t *dtype,
+                                int root, struct ompi_communicator_t *comm,
+                                mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), bcast, buf, count, dtype, root, comm);
     (void)comm;
     return bcast((mca_coll_braid_module_t *)module, NULL, buf, count, dtype, root);
 }
 
-static int mca_coll_braid_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                                 struct ompi_communicator_t *comm, ompi_request_t **request,
-                                 mca_coll_base_module_t *module)
+static int mca_coll_braid_ibcast(void *buf, braid_count_t count, struct ompi_datatype_t *dtype,
+                                 int root, struct ompi_communicator_t *comm,
+                                 ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), ibcast, buf, count, dtype, root, comm,
+                         request);
     mca_coll_braid_args_t a = args(buf, count, dtype, root);
     (void)comm;
     return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
-static int mca_coll_braid_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                                     struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                                     ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_bcast_init(void *buf, braid_count_t count, struct ompi_datatype_t *dtype,
+                                     int root, struct ompi_communicator_t *comm,
+                                     struct ompi_info_t *info, ompi_request_t **request,
+                                     mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), bcast_init, buf, count, dtype, root, comm,
+                         info, request);
     mca_coll_braid_args_t a = args(buf, count, dtype, root);
     (void)comm;
     (void)info;

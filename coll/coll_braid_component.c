@@ -92,6 +92,9 @@ static int braid_close(void)
     c->transport_ready = false;
     free(c->node_key);
     c->node_key = NULL;
+    free(c->proc_of_vpid);
+    c->proc_of_vpid = NULL;
+    braid_tag_numbers_release(&c->group_ids);
     braid_table_destroy(c->rules);
     c->rules = NULL;
     if (c->output >= 0) opal_output_close(c->output);

@@ -22,6 +22,7 @@
 #include "coll_braid_compat.h"
 
 #include "braid_dispatch.h"
+#include "braid_tag_numbers.h"
 #include "braid_task.h"
 
 BEGIN_C_DECLS
@@ -64,6 +65,14 @@ typedef struct mca_coll_braid_component_t {
     int fiber_stack_size;      /* coll_braid_fiber_stack_size: bytes per fiber stack */
     uint64_t *node_key;        /* per process of the job: its node (hash of the node name) */
     bool multi_node;           /* node_key holds more than one node */
+    /* the transport's process index of each process of the job, by its
+     * rank in MPI_COMM_WORLD (vpid); NULL: the same (the transport booted
+     * on MPI_COMM_WORLD, or on a communicator of the job in that order) */
+    int *proc_of_vpid;
+    /* the tag ids of communicators without a context id every rank agrees
+     * on (made from a group): the numbers this process's live ones hold,
+     * picked the same on every rank (braid_tag_numbers.h) */
+    braid_tag_numbers_t group_ids;
 
     /* state */
     int output;            /* opal_output stream */

@@ -204,12 +204,15 @@ static const mca_coll_braid_family_t scatter_family = { BRAID_COLL_SCATTER, run,
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-#define ROOTED_ARGS                                                                        \
-    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,  \
-        struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm
+#define ROOTED_ARGS                                                                                \
+    const void *sbuf, braid_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,            \
+        braid_count_t rcount, struct ompi_datatype_t *rdtype, int root,                            \
+        struct ompi_communicator_t *comm
 
 static int mca_coll_braid_gather(ROOTED_ARGS, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_rooted_fits(comm, root, sbuf, scount, rcount), gather, sbuf, scount,
+                         sdtype, rbuf, rcount, rdtype, root, comm);
     (void)comm;
     rooted_t x = { sbuf, scount, sdtype, rbuf, rcount, rdtype, root };
     return rooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_GATHER, &x);
@@ -217,6 +220,8 @@ static int mca_coll_braid_gather(ROOTED_ARGS, mca_coll_base_module_t *module)
 
 static int mca_coll_braid_scatter(ROOTED_ARGS, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_rooted_fits(comm, root, rbuf, rcount, scount), scatter, sbuf, scount,
+                         sdtype, rbuf, rcount, rdtype, root, comm);
     (void)comm;
     rooted_t x = { sbuf, scount, sdtype, rbuf, rcount, rdtype, root };
     return rooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_SCATTER, &x);
@@ -224,6 +229,8 @@ static int mca_coll_braid_scatter(ROOTED_ARGS, mca_coll_base_module_t *module)
 
 static int mca_coll_braid_igather(ROOTED_ARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_rooted_fits(comm, root, sbuf, scount, rcount), igather, sbuf, scount,
+                         sdtype, rbuf, rcount, rdtype, root, comm, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
     (void)comm;
     return mca_coll_braid_request_post(module, &gather_family, &a, request);
@@ -231,6 +238,8 @@ static int mca_coll_braid_igather(ROOTED_ARGS, ompi_request_t **request, mca_col
 
 static int mca_coll_braid_iscatter(ROOTED_ARGS, ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_rooted_fits(comm, root, rbuf, rcount, scount), iscatter, sbuf,
+                         scount, sdtype, rbuf, rcount, rdtype, root, comm, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
     (void)comm;
     return mca_coll_braid_request_post(module, &scatter_family, &a, request);
@@ -239,6 +248,8 @@ static int mca_coll_braid_iscatter(ROOTED_ARGS, ompi_request_t **request, mca_co
 static int mca_coll_braid_gather_init(ROOTED_ARGS, struct ompi_info_t *info, ompi_request_t **request,
                                       mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_rooted_fits(comm, root, sbuf, scount, rcount), gather_init, sbuf,
+                         scount, sdtype, rbuf, rcount, rdtype, root, comm, info, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
     (void)comm;
     (void)info;
@@ -248,6 +259,8 @@ static int mca_coll_braid_gather_init(ROOTED_ARGS, struct ompi_info_t *info, omp
 static int mca_coll_braid_scatter_init(ROOTED_ARGS, struct ompi_info_t *info, ompi_request_t **request,
                                        mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_rooted_fits(comm, root, rbuf, rcount, scount), scatter_init, sbuf,
+                         scount, sdtype, rbuf, rcount, rdtype, root, comm, info, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_blocks(sbuf, scount, sdtype, rbuf, rcount, rdtype, root);
     (void)comm;
     (void)info;

@@ -113,11 +113,12 @@ static int call_prev(mca_coll_braid_module_t *m, bool gather, const vrooted_t *x
 {
     const mca_coll_braid_blocks_t *b = &x->blocks;
     if (gather)
-        return m->prev.coll_gatherv(x->own, x->own_count, x->own_dtype, (void *)b->buf, b->counts,
-                                    b->displs, b->dtype, x->root, m->comm,
-                                    m->prev.coll_gatherv_module);
-    return m->prev.coll_scatterv(b->buf, b->counts, b->displs, b->dtype, (void *)x->own, x->own_count,
-                                 x->own_dtype, x->root, m->comm, m->prev.coll_scatterv_module);
+        return m->prev.coll_gatherv(x->own, x->own_count, x->own_dtype, (void *)b->buf,
+                                    BRAID_COUNTS(b->counts), BRAID_DISPLS(b->displs), b->dtype,
+                                    x->root, m->comm, m->prev.coll_gatherv_module);
+    return m->prev.coll_scatterv(b->buf, BRAID_COUNTS(b->counts), BRAID_DISPLS(b->displs), b->dtype,
+                                 (void *)x->own, x->own_count, x->own_dtype, x->root, m->comm,
+                                 m->prev.coll_scatterv_module);
 }
 
 static int vrooted(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, braid_coll_t coll,
@@ -180,17 +181,17 @@ static int run(mca_coll_braid_request_t *r)
 static int prev_igatherv(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
-    return m->prev.coll_igatherv(r->sbuf, r->a.scount, r->a.sdtype, r->rbuf, r->a.rcounts,
-                                 r->a.displs, r->a.dtype, r->a.root, m->comm, req,
-                                 m->prev.coll_igatherv_module);
+    return m->prev.coll_igatherv(r->sbuf, r->a.scount, r->a.sdtype, r->rbuf,
+                                 BRAID_COUNTS(r->a.rcounts), BRAID_DISPLS(r->a.displs), r->a.dtype,
+                                 r->a.root, m->comm, req, m->prev.coll_igatherv_module);
 }
 
 static int prev_iscatterv(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
-    return m->prev.coll_iscatterv(r->sbuf, r->a.scounts, r->a.sdispls, r->a.sdtype, r->rbuf,
-                                  r->a.count, r->a.dtype, r->a.root, m->comm, req,
-                                  m->prev.coll_iscatterv_module);
+    return m->prev.coll_iscatterv(r->sbuf, BRAID_COUNTS(r->a.scounts), BRAID_DISPLS(r->a.sdispls),
+                                  r->a.sdtype, r->rbuf, r->a.count, r->a.dtype, r->a.root, m->comm,
+                                  req, m->prev.coll_iscatterv_module);
 }
 
 static void copies(const mca_coll_braid_request_t *r, size_t *sn, size_t *rn, bool *rfill)
@@ -224,18 +225,20 @@ static const mca_coll_braid_family_t scatterv_family = { BRAID_COLL_SCATTERV, ru
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-#define GATHERV_ARGS                                                                          \
-    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,                 \
-        const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype, int root,      \
+#define GATHERV_ARGS                                                                               \
+    const void *sbuf, braid_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,            \
+        braid_counts_t rcounts, braid_displs_t displs, struct ompi_datatype_t *rdtype, int root,   \
         struct ompi_communicator_t *comm
-#define SCATTERV_ARGS                                                                         \
-    const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdtype,  \
-        void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,                     \
-        struct ompi_communicator_t *comm
+#define SCATTERV_ARGS                                                                              \
+    const void *sbuf, braid_counts_t scounts, braid_displs_t displs,                               \
+        struct ompi_datatype_t *sdtype, void *rbuf, braid_count_t rcount,                          \
+        struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm
 
-static inline mca_coll_braid_args_t scatterv_args(SCATTERV_ARGS)
+static inline mca_coll_braid_args_t scatterv_args(const void *sbuf, const int *scounts,
+                                                  const int *displs, struct ompi_datatype_t *sdtype,
+                                                  void *rbuf, int rcount,
+                                                  struct ompi_datatype_t *rdtype, int root)
 {
-    (void)comm;
     return (mca_coll_braid_args_t){
         .usbuf = sbuf,
         .scounts = scounts,
@@ -250,23 +253,38 @@ static inline mca_coll_braid_args_t scatterv_args(SCATTERV_ARGS)
 
 static int mca_coll_braid_gatherv(GATHERV_ARGS, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_rootedv_fits(comm, root, sbuf, scount, rcounts, displs), gatherv,
+                         sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
     (void)comm;
-    vrooted_t x = { { rbuf, rcounts, displs, rdtype }, sbuf, scount, sdtype, root };
+    vrooted_t x = { { rbuf, braid_counts_int(rcounts), braid_displs_int(displs), rdtype },
+                    sbuf,
+                    scount,
+                    sdtype,
+                    root };
     return vrooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_GATHERV, &x);
 }
 
 static int mca_coll_braid_scatterv(SCATTERV_ARGS, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_rootedv_fits(comm, root, rbuf, rcount, scounts, displs), scatterv,
+                         sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
     (void)comm;
-    vrooted_t x = { { sbuf, scounts, displs, sdtype }, rbuf, rcount, rdtype, root };
+    vrooted_t x = { { sbuf, braid_counts_int(scounts), braid_displs_int(displs), sdtype },
+                    rbuf,
+                    rcount,
+                    rdtype,
+                    root };
     return vrooted((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_SCATTERV, &x);
 }
 
 static int mca_coll_braid_igatherv(GATHERV_ARGS, ompi_request_t **request,
                                    mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a =
-        mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root);
+    BRAID_FALL_BACK_UNLESS(braid_rootedv_fits(comm, root, sbuf, scount, rcounts, displs), igatherv,
+                         sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, request);
+    mca_coll_braid_args_t a = mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf,
+                                                          braid_counts_int(rcounts),
+                                                          braid_displs_int(displs), rdtype, root);
     (void)comm;
     return mca_coll_braid_request_post(module, &gatherv_family, &a, request);
 }
@@ -274,16 +292,23 @@ static int mca_coll_braid_igatherv(GATHERV_ARGS, ompi_request_t **request,
 static int mca_coll_braid_iscatterv(SCATTERV_ARGS, ompi_request_t **request,
                                     mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a =
-        scatterv_args(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
+    BRAID_FALL_BACK_UNLESS(braid_rootedv_fits(comm, root, rbuf, rcount, scounts, displs), iscatterv,
+                         sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, request);
+    mca_coll_braid_args_t a = scatterv_args(sbuf, braid_counts_int(scounts),
+                                            braid_displs_int(displs), sdtype, rbuf, rcount, rdtype,
+                                            root);
     return mca_coll_braid_request_post(module, &scatterv_family, &a, request);
 }
 
 static int mca_coll_braid_gatherv_init(GATHERV_ARGS, struct ompi_info_t *info,
                                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a =
-        mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root);
+    BRAID_FALL_BACK_UNLESS(braid_rootedv_fits(comm, root, sbuf, scount, rcounts, displs),
+                         gatherv_init, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root,
+                         comm, info, request);
+    mca_coll_braid_args_t a = mca_coll_braid_args_vblocks(sbuf, scount, sdtype, rbuf,
+                                                          braid_counts_int(rcounts),
+                                                          braid_displs_int(displs), rdtype, root);
     (void)comm, (void)info;
     return mca_coll_braid_request_persist(module, &gatherv_family, &a, request);
 }
@@ -291,8 +316,12 @@ static int mca_coll_braid_gatherv_init(GATHERV_ARGS, struct ompi_info_t *info,
 static int mca_coll_braid_scatterv_init(SCATTERV_ARGS, struct ompi_info_t *info,
                                         ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a =
-        scatterv_args(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
+    BRAID_FALL_BACK_UNLESS(braid_rootedv_fits(comm, root, rbuf, rcount, scounts, displs),
+                         scatterv_init, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root,
+                         comm, info, request);
+    mca_coll_braid_args_t a = scatterv_args(sbuf, braid_counts_int(scounts),
+                                            braid_displs_int(displs), sdtype, rbuf, rcount, rdtype,
+                                            root);
     (void)info;
     return mca_coll_braid_request_persist(module, &scatterv_family, &a, request);
 }

@@ -1,7 +1,10 @@
 /*
  * coll_braid_module.c - which communicators braid takes (comm_query), and
  * enabling a module: save the previous module's functions for fallback,
- * bring UCX up on MPI_COMM_WORLD, bind the transport.
+ * bring UCX up on the first communicator braid takes (MPI_COMM_WORLD, or
+ * with MPI-4 sessions one made from a group of every process of the job),
+ * agree on a tag id where the communicator has no agreed context id, bind
+ * the transport.
  *
  * Decisions here are the same on every rank of a communicator: they depend
  * only on the communicator (size, context id, the job its processes belong
@@ -55,18 +58,19 @@ static void braid_module_destruct(mca_coll_braid_module_t *m)
     mca_coll_braid_shm_release(m);
     braid_site_fini(&m->site);
     braid_tag_numbers_release(&m->pnums);
+    if (m->group_id) braid_tag_numbers_give(&mca_coll_braid_component.group_ids, m->group_id - 1);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_braid_module_t, mca_coll_base_module_t,
                    braid_module_construct, braid_module_destruct);
 
 /* ------------------------------------------------------------------ */
-/* UCX bootstrap on MPI_COMM_WORLD                                      */
+/* UCX bootstrap on the first communicator braid takes                  */
 /* ------------------------------------------------------------------ */
 
 static void idle_progress(void) { opal_progress(); }
 
-/* the out-of-band exchange: the previous module's collectives on WORLD */
+/* the out-of-band exchange: the previous module's collectives on it */
 static int oob_max(void *arg, const long *in, long *out, int n)
 {
     mca_coll_braid_module_t *m = arg;
@@ -143,6 +147,15 @@ static int bootstrap_transport(mca_coll_braid_module_t *m, ompi_communicator_t *
     if (rc < 0) rc = OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; OMPI_SUCCESS == rc && i < P; i++)
         if (c->node_key[i] != c->node_key[0]) c->multi_node = true;
+    /* the transport knows process i as the one of rank i in comm: where
+     * that is not its rank in MPI_COMM_WORLD, the map from one to the other */
+    for (int i = 0; OMPI_SUCCESS == rc && i < P; i++) {
+        if ((int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid == i) continue;
+        if (NULL == (c->proc_of_vpid = malloc((size_t)P * sizeof(int)))) rc = OMPI_ERR_OUT_OF_RESOURCE;
+        for (int j = 0; OMPI_SUCCESS == rc && j < P; j++)
+            c->proc_of_vpid[ompi_comm_peer_lookup(comm, j)->super.proc_name.vpid] = j;
+        break;
+    }
     if (OMPI_SUCCESS == rc) {
         c->transport_ready = true;
         /* the built-in selection table is parsed on its first use: here,
@@ -179,16 +192,35 @@ static bool all_procs_in_my_job(ompi_communicator_t *comm)
     return true;
 }
 
+/* The transport boots on the first communicator braid takes, which must
+ * hold every process of the job (its start-up exchanges every process's
+ * address): MPI_COMM_WORLD in the world model; with MPI-4 sessions and no
+ * MPI_Init, a communicator made from the group of "mpi://WORLD" (or any
+ * other of every process). Until then a communicator of some processes
+ * only is declined: the same on all its ranks, since every process of
+ * the job boots in the same collective call. Identical on every rank. */
+static bool boots_transport(ompi_communicator_t *comm)
+{
+    if (comm == &ompi_mpi_comm_world.comm) return true;
+#if BRAID_OMPI5
+    return ompi_comm_size(comm) == mca_coll_braid_job_size() && all_procs_in_my_job(comm);
+#else
+    return false;
+#endif
+}
+
 /* Single-rank communicators: coll/self takes them otherwise and is not
  * CUDA-aware (a device buffer made it SIGSEGV). braid takes them in a job
  * that uses CUDA; elsewhere coll/self does as well and the job runs as
- * before. Every rank answers alike: cuda_job is agreed over MPI_COMM_WORLD
- * when braid is enabled on it, before any other communicator is queried,
- * and a world of one process (queried before that) has only itself to ask. */
-static bool takes_single_rank(const ompi_communicator_t *comm)
+ * before. Every rank answers alike: cuda_job is agreed over the
+ * communicator the transport boots on, before any other communicator is
+ * queried, and a job of one process (queried before that) has only
+ * itself to ask. */
+static bool takes_single_rank(ompi_communicator_t *comm)
 {
     const mca_coll_braid_component_t *c = &mca_coll_braid_component;
-    if (comm == &ompi_mpi_comm_world.comm) return mca_coll_braid_cuda_probe();
+    if (comm == &ompi_mpi_comm_world.comm || (!c->transport_ready && boots_transport(comm)))
+        return mca_coll_braid_cuda_probe();
     return c->transport_ready && c->cuda_job;
 }
 
@@ -227,11 +259,13 @@ mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *co
     if (c->disabled) why = "UCX is not available";
     else if (OMPI_COMM_IS_INTER(comm)) why = "intercommunicator";
     else if (ompi_comm_size(comm) < 2 && !takes_single_rank(comm)) why = "one rank, no CUDA in the job";
-    else if (!mca_coll_braid_comm_cid(comm, &cid)) why = "no context id shared by every rank";
-    else if (cid > BRAID_TAG_MAX_CID_VALUE) why = "context id beyond the tag layout";
+    else if (mca_coll_braid_comm_cid(comm, &cid) && cid >= BRAID_TAG_GROUP_IDS)
+        why = "context id beyond the tag layout";
     else if (ompi_comm_size(comm) > BRAID_TAG_MAX_RANKS_VALUE) why = "too many ranks for the tag layout";
-    else if (comm != &ompi_mpi_comm_world.comm && !c->transport_ready) why = "transport not started";
     else if (!all_procs_in_my_job(comm)) why = "processes from another job";
+    else if (!c->transport_ready && !boots_transport(comm))
+        why = "transport not started (the first communicator braid takes holds every process of "
+              "the job: MPI_COMM_WORLD, or one made from the group of mpi://WORLD)";
     if (NULL != why) {
         opal_output_verbose(10, c->output, "braid: declining communicator %s (cid %u): %s",
                             comm->c_name, mca_coll_braid_comm_id(comm), why);
@@ -358,7 +392,8 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
         return OMPI_ERROR;
     }
 
-    if (comm == &ompi_mpi_comm_world.comm && !c->transport_ready) {
+    if (!c->transport_ready) {
+        /* comm_query took comm only if it boots the transport */
         int rc = bootstrap_transport(m, comm);
         if (OMPI_SUCCESS != rc) return rc;
     }
@@ -371,12 +406,17 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
      * the first call that needs them. */
     int P = ompi_comm_size(comm);
     uint32_t cid = 0;
-    (void)mca_coll_braid_comm_cid(comm, &cid);     /* comm_query checked it */
+    if (!mca_coll_braid_comm_cid(comm, &cid)) {
+        int rc = mca_coll_braid_group_id_take(m, &cid);
+        if (OMPI_SUCCESS != rc) return rc;
+    }
     m->tcomm = braid_ucx_comm_create(cid, ompi_comm_rank(comm), P, NULL);
     if (NULL == m->tcomm) return OMPI_ERR_OUT_OF_RESOURCE;
     int *proc_index = braid_ucx_comm_procs(m->tcomm);
-    for (int i = 0; i < P; i++)
-        proc_index[i] = (int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid;
+    for (int i = 0; i < P; i++) {
+        int vpid = (int)ompi_comm_peer_lookup(comm, i)->super.proc_name.vpid;
+        proc_index[i] = NULL != c->proc_of_vpid ? c->proc_of_vpid[vpid] : vpid;
+    }
     braid_ucx_comm_bind(m->tcomm, &m->bcomm);
     mca_coll_braid_conf_refresh();
     braid_site_hooks_t hooks = site_hooks;
@@ -405,42 +445,4 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     opal_output_verbose(10, c->output, "braid: enabled on %s (cid %u, np=%d)", comm->c_name,
                         cid, P);
     return OMPI_SUCCESS;
-}
-
-/* ------------------------------------------------------------------ */
-/* persistent requests' tag numbers                                   */
-/* ------------------------------------------------------------------ */
-
-/* the window's OR over the ranks, by the previous module's allreduce (an
- * init is a collective call, on the application's thread) */
-static int or_all(void *arg, unsigned window, const uint64_t mine[2], uint64_t all[2])
-{
-    mca_coll_braid_module_t *m = arg;
-    (void)window;
-    return m->prev.coll_allreduce(mine, all, 2, MPI_UINT64_T, MPI_BOR, m->comm,
-                                  m->prev.coll_allreduce_module);
-}
-
-/* A persistent request's tag number: the first that no live request of
- * any rank holds (braid_tag_numbers.h). */
-int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq)
-{
-    unsigned number;
-    int rc = braid_tag_numbers_agree(&m->pnums, BRAID_TAG_SEQ_PERSISTENT, or_all, m, &number);
-    if (BRAID_OK == rc) {
-        *seq = BRAID_TAG_SEQ_PERSISTENT | number;
-        return MPI_SUCCESS;
-    }
-    if (BRAID_ERR_NOMEM == rc) return MPI_ERR_NO_MEM;
-    if (BRAID_ERR_ARG != rc) return rc;   /* the allreduce's */
-    if (0 == m->bcomm.rank)
-        opal_output(0, "braid: %s: all %u tag numbers of persistent collectives are held by live "
-                    "requests; free some (MPI_Request_free) before making more",
-                    m->comm->c_name, (unsigned)BRAID_TAG_SEQ_PERSISTENT);
-    return MPI_ERR_OTHER;
-}
-
-void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq)
-{
-    braid_tag_numbers_give(&m->pnums, seq & ~BRAID_TAG_SEQ_PERSISTENT);
 }

@@ -50,6 +50,33 @@ BEGIN_C_DECLS
         has_;                                                                            \
     })
 
+/* An entry point's first line: the call falls back, its arguments
+ * untouched, to the previous module unless cond says braid's int counts
+ * hold them (coll interface 3.0.0: size_t counts and count arrays of 64
+ * bits, coll_braid_compat.h; always true before). The same on every rank
+ * where MPI requires the counts to match, and otherwise decided per rank
+ * only where the previous module takes the call on every rank alike. */
+#define BRAID_FALL_BACK_UNLESS(cond, name, ...)                                                    \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            mca_coll_braid_module_t *m_ = (mca_coll_braid_module_t *)module;                       \
+            return m_->prev.coll_##name(__VA_ARGS__, m_->prev.coll_##name##_module);               \
+        }                                                                                          \
+    } while (0)
+
+/* What a rooted call's fallback looks at: the counts that are significant
+ * on this rank (gather: every rank's own, the root's unless in place, and
+ * the root's of every rank; scatter the same with sides swapped) */
+#define braid_rooted_fits(comm, root, own_buf, own, roots)                                         \
+    (ompi_comm_rank(comm) != (root)                                                                \
+         ? braid_count_fits(own, 0)                                                                \
+         : braid_count_fits(roots, 0) && (MPI_IN_PLACE == (own_buf) || braid_count_fits(own, 0)))
+#define braid_rootedv_fits(comm, root, own_buf, own, counts, displs)                               \
+    (ompi_comm_rank(comm) != (root)                                                                \
+         ? braid_count_fits(own, 0)                                                                \
+         : braid_counts_are_int(counts) && braid_displs_are_int(displs)                            \
+               && (MPI_IN_PLACE == (own_buf) || braid_count_fits(own, 0)))
+
 /* A reduction bound to braid's callback (coll_braid_op.c). */
 typedef struct mca_coll_braid_op_t {
     braid_op_t bop;               /* what the algorithms call; arg = this */
@@ -91,9 +118,17 @@ typedef struct mca_coll_braid_module_t {
     struct mca_coll_braid_request *held_head, *held_tail;
     /* the persistent requests' tag numbers this rank's live ones hold */
     braid_tag_numbers_t pnums;
+    /* 1 + the number of the component's group_ids this communicator holds
+     * (one made from a group); 0: none, its context id is its tag id */
+    unsigned group_id;
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
+
+/* The tag id of a communicator without a context id every rank agrees
+ * on, taken at enable, collective (coll_braid_ids.c); given back when the
+ * module goes. */
+int mca_coll_braid_group_id_take(mca_coll_braid_module_t *m, uint32_t *id);
 
 /* The binding for a call whose pair is not m->op_last's (coll_braid_op.c):
  * a pair with a kernel gets the process's binding of it (made once, kept

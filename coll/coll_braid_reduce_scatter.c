@@ -80,7 +80,7 @@ static int reduce_scatter(mca_coll_braid_module_t *m, mca_coll_braid_request_t *
         rc = m->prev.coll_reduce_scatter_block(sbuf, rbuf, count, dtype, op, m->comm,
                                                m->prev.coll_reduce_scatter_block_module);
     else
-        rc = m->prev.coll_reduce_scatter(sbuf, rbuf, rcounts_int, dtype, op, m->comm,
+        rc = m->prev.coll_reduce_scatter(sbuf, rbuf, BRAID_COUNTS(rcounts_int), dtype, op, m->comm,
                                          m->prev.coll_reduce_scatter_module);
     return mca_coll_braid_host_copies_close(hc, rc);
 }
@@ -98,8 +98,9 @@ static int prev_nonblocking(mca_coll_braid_request_t *r, ompi_request_t **req)
 {
     mca_coll_braid_module_t *m = r->m;
     if (NULL != r->a.rcounts)
-        return m->prev.coll_ireduce_scatter(r->sbuf, r->rbuf, r->a.rcounts, r->a.dtype, r->a.op, m->comm,
-                                            req, m->prev.coll_ireduce_scatter_module);
+        return m->prev.coll_ireduce_scatter(r->sbuf, r->rbuf, BRAID_COUNTS(r->a.rcounts),
+                                            r->a.dtype, r->a.op, m->comm, req,
+                                            m->prev.coll_ireduce_scatter_module);
     return m->prev.coll_ireduce_scatter_block(r->sbuf, r->rbuf, r->a.count, r->a.dtype, r->a.op,
                                               m->comm, req,
                                               m->prev.coll_ireduce_scatter_block_module);
@@ -139,63 +140,78 @@ static inline mca_coll_braid_args_t args(const void *sbuf, void *rbuf, int count
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-static int mca_coll_braid_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+static int mca_coll_braid_reduce_scatter_block(const void *sbuf, void *rbuf, braid_count_t rcount,
                                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                                struct ompi_communicator_t *comm,
                                                mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(rcount, dtype), reduce_scatter_block, sbuf, rbuf, rcount,
+                         dtype, op, comm);
     (void)comm;
     return reduce_scatter((mca_coll_braid_module_t *)module, NULL, sbuf, rbuf, rcount, NULL, dtype,
                           op);
 }
 
-static int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+static int mca_coll_braid_reduce_scatter(const void *sbuf, void *rbuf, braid_counts_t rcounts,
                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                                         struct ompi_communicator_t *comm,
+                                         mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_counts_are_int(rcounts), reduce_scatter, sbuf, rbuf, rcounts, dtype,
+                         op, comm);
     (void)comm;
-    return reduce_scatter((mca_coll_braid_module_t *)module, NULL, sbuf, rbuf, 0, rcounts, dtype,
-                          op);
+    return reduce_scatter((mca_coll_braid_module_t *)module, NULL, sbuf, rbuf, 0,
+                          braid_counts_int(rcounts), dtype, op);
 }
 
-static int mca_coll_braid_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+static int mca_coll_braid_ireduce_scatter_block(const void *sbuf, void *rbuf, braid_count_t rcount,
                                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                                 struct ompi_communicator_t *comm,
-                                                ompi_request_t **request, mca_coll_base_module_t *module)
+                                                ompi_request_t **request,
+                                                mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(rcount, dtype), ireduce_scatter_block, sbuf, rbuf, rcount,
+                         dtype, op, comm, request);
     mca_coll_braid_args_t a = args(sbuf, rbuf, rcount, NULL, dtype, op);
     (void)comm;
     return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
-static int mca_coll_braid_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+static int mca_coll_braid_ireduce_scatter(const void *sbuf, void *rbuf, braid_counts_t rcounts,
                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                                          mca_coll_base_module_t *module)
+                                          struct ompi_communicator_t *comm,
+                                          ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, 0, rcounts, dtype, op);
+    BRAID_FALL_BACK_UNLESS(braid_counts_are_int(rcounts), ireduce_scatter, sbuf, rbuf, rcounts, dtype,
+                         op, comm, request);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, 0, braid_counts_int(rcounts), dtype, op);
     (void)comm;
     return mca_coll_braid_request_post(module, &family, &a, request);
 }
 
-static int mca_coll_braid_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
-                                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                                    struct ompi_communicator_t *comm,
-                                                    struct ompi_info_t *info, ompi_request_t **request,
-                                                    mca_coll_base_module_t *module)
+static int
+mca_coll_braid_reduce_scatter_block_init(const void *sbuf, void *rbuf, braid_count_t rcount,
+                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                         struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                         ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(rcount, dtype), reduce_scatter_block_init, sbuf, rbuf,
+                         rcount, dtype, op, comm, info, request);
     mca_coll_braid_args_t a = args(sbuf, rbuf, rcount, NULL, dtype, op);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &family, &a, request);
 }
 
-static int mca_coll_braid_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts,
+static int mca_coll_braid_reduce_scatter_init(const void *sbuf, void *rbuf, braid_counts_t rcounts,
                                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                                              ompi_request_t **request, mca_coll_base_module_t *module)
+                                              struct ompi_communicator_t *comm,
+                                              struct ompi_info_t *info, ompi_request_t **request,
+                                              mca_coll_base_module_t *module)
 {
-    mca_coll_braid_args_t a = args(sbuf, rbuf, 0, rcounts, dtype, op);
+    BRAID_FALL_BACK_UNLESS(braid_counts_are_int(rcounts), reduce_scatter_init, sbuf, rbuf, rcounts,
+                         dtype, op, comm, info, request);
+    mca_coll_braid_args_t a = args(sbuf, rbuf, 0, braid_counts_int(rcounts), dtype, op);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &family, &a, request);

@@ -167,7 +167,7 @@ mca_coll_braid_call_op(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, 
 
 /* A persistent request's tag sequence number, free on every rank
  * (collective: an init); MPI_ERR_OTHER when every number is held. Given
- * back when the request is freed (coll_braid_module.c). */
+ * back when the request is freed (coll_braid_ids.c). */
 int mca_coll_braid_persistent_number_take(mca_coll_braid_module_t *m, uint32_t *seq);
 void mca_coll_braid_persistent_number_give(mca_coll_braid_module_t *m, uint32_t seq);
 

@@ -73,59 +73,71 @@ static const mca_coll_braid_family_t exscan_family = { BRAID_COLL_EXSCAN, run, p
 /* entry points                                                        */
 /* ------------------------------------------------------------------ */
 
-static int mca_coll_braid_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                               mca_coll_base_module_t *module)
+static int mca_coll_braid_scan(const void *sbuf, void *rbuf, braid_count_t count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), scan, sbuf, rbuf, count, dtype, op, comm);
     (void)comm;
     return scan_any((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_SCAN, sbuf, rbuf, count,
                     dtype, op);
 }
 
-static int mca_coll_braid_exscan(const void *sbuf, void *rbuf, int count,
+static int mca_coll_braid_exscan(const void *sbuf, void *rbuf, braid_count_t count,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), exscan, sbuf, rbuf, count, dtype, op,
+                         comm);
     (void)comm;
     return scan_any((mca_coll_braid_module_t *)module, NULL, BRAID_COLL_EXSCAN, sbuf, rbuf, count,
                     dtype, op);
 }
 
-static int mca_coll_braid_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                                struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                ompi_request_t **request, mca_coll_base_module_t *module)
+static int mca_coll_braid_iscan(const void *sbuf, void *rbuf, braid_count_t count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, ompi_request_t **request,
+                                mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), iscan, sbuf, rbuf, count, dtype, op, comm,
+                         request);
     mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, 0);
     (void)comm;
     return mca_coll_braid_request_post(module, &scan_family, &a, request);
 }
 
-static int mca_coll_braid_iexscan(const void *sbuf, void *rbuf, int count,
+static int mca_coll_braid_iexscan(const void *sbuf, void *rbuf, braid_count_t count,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                   struct ompi_communicator_t *comm, ompi_request_t **request,
                                   mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), iexscan, sbuf, rbuf, count, dtype, op,
+                         comm, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, 0);
     (void)comm;
     return mca_coll_braid_request_post(module, &exscan_family, &a, request);
 }
 
-static int mca_coll_braid_scan_init(const void *sbuf, void *rbuf, int count,
+static int mca_coll_braid_scan_init(const void *sbuf, void *rbuf, braid_count_t count,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                     ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), scan_init, sbuf, rbuf, count, dtype, op,
+                         comm, info, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, 0);
     (void)comm;
     (void)info;
     return mca_coll_braid_request_persist(module, &scan_family, &a, request);
 }
 
-static int mca_coll_braid_exscan_init(const void *sbuf, void *rbuf, int count,
+static int mca_coll_braid_exscan_init(const void *sbuf, void *rbuf, braid_count_t count,
                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                       ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    BRAID_FALL_BACK_UNLESS(braid_count_fits(count, dtype), exscan_init, sbuf, rbuf, count, dtype, op,
+                         comm, info, request);
     mca_coll_braid_args_t a = mca_coll_braid_args_reduce(sbuf, rbuf, count, dtype, op, 0);
     (void)comm;
     (void)info;

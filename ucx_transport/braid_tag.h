@@ -7,7 +7,12 @@
  *  +----------------+----------------+----------+--------------------+
  *
  *  - comm id: Open MPI's context id of the communicator, identical on every
- *    rank; communicators whose id does not fit are left to other components.
+ *    rank, below BRAID_TAG_GROUP_IDS (communicators whose id does not fit
+ *    are left to other components); from BRAID_TAG_GROUP_IDS up, a number
+ *    the ranks of a communicator without such an id (Open MPI 5: made from
+ *    a group, its agreed id the 128-bit extended cid) agree on when it is
+ *    made, free in every process of it. Either way no two live
+ *    communicators of a process share one.
  *  - seq: the collective's sequence number on that communicator, so that
  *    consecutive collectives never match each other's messages. Three
  *    spaces, told apart by its top bits: persistent requests (top bit)
@@ -51,6 +56,8 @@
 #define BRAID_TAG_SEQ_CALL_MASK (BRAID_TAG_SEQ_NONBLOCKING - 1u)
 
 #define BRAID_TAG_MAX_CID BRAID_TAG_FIELD_MASK(BRAID_TAG_CID_BITS)
+/* the upper half of the comm ids: agreed numbers (above) */
+#define BRAID_TAG_GROUP_IDS (1u << (BRAID_TAG_CID_BITS - 1))
 #define BRAID_TAG_MAX_RANKS (1u << BRAID_TAG_SRC_BITS)
 #define BRAID_TAG_FULL_MASK (~(uint64_t)0)
 /* the same limits as plain integers, for comparisons with int and uint32_t */
