@@ -8,6 +8,8 @@
 #include "coll_braid_module.h"
 #include "coll_braid_request.h"
 
+#include "braid_tag.h"
+
 #include "opal/util/output.h"
 
 /* the window's OR over the ranks, by the previous module's allreduce (an
