@@ -14,6 +14,9 @@
  *                                         equal to c_index unless the
  *                                         communicator was made from a group
  *                                         (MPI_Comm_create_from_group)
+ *   no fault tolerance                    ULFM where built with it
+ *                                         (OPAL_ENABLE_FT_MPI) and enabled
+ *                                         at run time (mpi_ft_enable)
  */
 #ifndef MCA_COLL_BRAID_COMPAT_H
 #define MCA_COLL_BRAID_COMPAT_H
@@ -60,6 +63,40 @@ static inline bool mca_coll_braid_comm_cid(ompi_communicator_t *comm, uint32_t *
     *cid = ompi_comm_get_cid(comm);
 #endif
     return true;
+}
+
+#if defined(OPAL_ENABLE_FT_MPI) && OPAL_ENABLE_FT_MPI
+#define BRAID_FT 1
+#include "ompi/runtime/params.h"
+#else
+#define BRAID_FT 0
+#endif
+
+/* The job runs with fault tolerance (ULFM): a process may fail and the
+ * survivors go on */
+static inline bool mca_coll_braid_ft_enabled(void)
+{
+#if BRAID_FT
+    return ompi_ftmpi_enabled;
+#else
+    return false;
+#endif
+}
+
+/* comm's collectives must fail: MCA_COLL_BRAID_REVOKED (MPI_Comm_revoke),
+ * MCA_COLL_BRAID_PROC_FAILED (Open MPI marked a member failed: it then
+ * stops collectives on every communicator that holds it), else 0. Two
+ * loads, as Open MPI's own check of a collective's communicator. */
+enum { MCA_COLL_BRAID_PROC_FAILED = 1, MCA_COLL_BRAID_REVOKED = 2 };
+static inline int mca_coll_braid_comm_fault(ompi_communicator_t *comm)
+{
+#if BRAID_FT
+    if (__atomic_load_n(&comm->comm_revoked, __ATOMIC_ACQUIRE)) return MCA_COLL_BRAID_REVOKED;
+    if (__atomic_load_n(&comm->coll_revoked, __ATOMIC_ACQUIRE)) return MCA_COLL_BRAID_PROC_FAILED;
+#else
+    (void)comm;
+#endif
+    return 0;
 }
 
 /* The local id of comm, for messages only. */

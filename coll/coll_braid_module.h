@@ -90,6 +90,10 @@ typedef struct mca_coll_braid_module_t {
     struct mca_coll_braid_request *held_head, *held_tail;
     /* the persistent requests' tag numbers this rank's live ones hold */
     braid_numbers_t pnums;
+    /* under fault tolerance: the communicator's failure state, which the
+     * site, the transport and the segment poll (NULL pointers there
+     * otherwise) */
+    braid_fault_t fault;
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
