@@ -504,7 +504,9 @@ uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns, uint6
     uint64_t v = PROBE_MORE;
     if (0 == s->rank) v = probe_lead(s, rounds, far_ns, slice_ns);
     else
-        while (0 == (v & 1)) v = probe_round(s, PROBE_MORE);
+        /* a failed communicator's waits return at once (wait_turn): stop */
+        while (0 == (v & 1) && (NULL == s->fault || BRAID_OK == braid_fault_poll(s->fault, false)))
+            v = probe_round(s, PROBE_MORE);
     s->far = 0 != (v & 2);
     return v >> 2;
 }
