@@ -40,13 +40,13 @@ enum {
  * process failure detector; NULL where the host has none, and nothing
  * below looks). Waits that are not done poll it now and then, never on
  * a call's fast path: check returns BRAID_OK, BRAID_ERR_PROC_FAILED or
- * BRAID_ERR_REVOKED. A wait that finds a failure gives up and sets
- * `state` (sticky), after which every wait on the communicator returns at
- * once and the dispatch fails its calls with `state`. */
+ * BRAID_ERR_REVOKED. The first failure found is kept in `state`: a wait
+ * that finds it gives up, every later wait on the communicator returns at
+ * once, and the dispatch fails the calls with it. */
 typedef struct braid_fault {
     int (*check)(void *arg);
     void *arg;
-    int state;            /* atomic; BRAID_OK until a wait gave up */
+    int state;            /* atomic; BRAID_OK until a failure was found */
 } braid_fault_t;
 
 /* record failure code st (BRAID_ERR_PROC_FAILED, _REVOKED) unless one is
