@@ -15,6 +15,9 @@
  *                                         OMPI_COMM_GLOBAL_INDEX flag is set,
  *                                         not for a communicator made from a
  *                                         group (MPI_Comm_create_from_group)
+ *   no fault tolerance                    ULFM where built with it
+ *                                         (OPAL_ENABLE_FT_MPI) and enabled
+ *                                         at run time (mpi_ft_enable)
  */
 #ifndef MCA_COLL_BRAID_COMPAT_H
 #define MCA_COLL_BRAID_COMPAT_H
@@ -40,7 +43,7 @@
  * displacement arrays that hold int or 64-bit values), 2.x before (int
  * counts, int arrays). braid's own code counts in int; an entry point
  * turns what it gets into that (braid_count_fits, braid_counts_int) or
- * hands the call on untouched. configure checks that this agrees with
+ * gives the call, untouched, to the previous module. configure checks that this agrees with
  * the function types coll.h declares (BRAID_COLL_SIZE_T_COUNTS). */
 #if defined(MCA_COLL_BASE_VERSION_3_0_0)
 #define BRAID_COLL_V3 1
@@ -124,6 +127,40 @@ static inline int mca_coll_braid_job_size(void)
 #else
     return (int)ompi_process_info.num_procs;
 #endif
+}
+
+#if defined(OPAL_ENABLE_FT_MPI) && OPAL_ENABLE_FT_MPI
+#define BRAID_FT 1
+#include "ompi/runtime/params.h"
+#else
+#define BRAID_FT 0
+#endif
+
+/* The job runs with fault tolerance (ULFM): a process may fail and the
+ * survivors go on */
+static inline bool mca_coll_braid_ft_enabled(void)
+{
+#if BRAID_FT
+    return ompi_ftmpi_enabled;
+#else
+    return false;
+#endif
+}
+
+/* comm's collectives must fail: MCA_COLL_BRAID_REVOKED (MPI_Comm_revoke),
+ * MCA_COLL_BRAID_PROC_FAILED (Open MPI marked a member failed: it then
+ * stops collectives on every communicator that holds it), else 0. Two
+ * loads, as Open MPI's own check of a collective's communicator. */
+enum { MCA_COLL_BRAID_PROC_FAILED = 1, MCA_COLL_BRAID_REVOKED = 2 };
+static inline int mca_coll_braid_comm_fault(ompi_communicator_t *comm)
+{
+#if BRAID_FT
+    if (__atomic_load_n(&comm->comm_revoked, __ATOMIC_ACQUIRE)) return MCA_COLL_BRAID_REVOKED;
+    if (__atomic_load_n(&comm->coll_revoked, __ATOMIC_ACQUIRE)) return MCA_COLL_BRAID_PROC_FAILED;
+#else
+    (void)comm;
+#endif
+    return 0;
 }
 
 /* The local id of comm, for messages only. */

@@ -29,6 +29,10 @@ int mca_coll_braid_to_mpi_error(int braid_rc)
     case BRAID_ERR_NOMEM: return MPI_ERR_NO_MEM;
     case BRAID_ERR_ARG: return MPI_ERR_ARG;
     case BRAID_ERR_DEVICE: return MPI_ERR_OTHER;   /* the CUDA error is logged at level 1 */
+#ifdef MPI_ERR_PROC_FAILED
+    case BRAID_ERR_PROC_FAILED: return MPI_ERR_PROC_FAILED;
+    case BRAID_ERR_REVOKED: return MPI_ERR_REVOKED;
+#endif
     default: return MPI_ERR_INTERN;
     }
 }

@@ -106,6 +106,8 @@ static braid_ucx_config_t transport_config(void)
         .thread_multiple = c->thread_multiple || ompi_mpi_thread_multiple || progress_thread,
         .serialize = 0 != c->thread_serialize,
         .wakeup = progress_thread,
+        /* a failed process must not take the survivors down with it */
+        .peer_errors = mca_coll_braid_ft_enabled(),
         .log = mca_coll_braid_log,
     };
     return cfg;
@@ -365,6 +367,14 @@ static void site_log(void *arg, int level, const char *msg)
     else opal_output_verbose(level, mca_coll_braid_component.output, "braid: %s", msg);
 }
 
+/* the communicator's failure state (braid_fault_t.check); arg: the module */
+static int fault_check(void *arg)
+{
+    int err = mca_coll_braid_comm_fault(((mca_coll_braid_module_t *)arg)->comm);
+    if (0 == err) return BRAID_OK;
+    return MCA_COLL_BRAID_REVOKED == err ? BRAID_ERR_REVOKED : BRAID_ERR_PROC_FAILED;
+}
+
 static const braid_site_hooks_t site_hooks = {
     .begin = site_begin, .staged_run = mca_coll_braid_cuda_run, .wait = site_wait, .log = site_log,
 };
@@ -423,6 +433,13 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     hooks.arg = m;
     braid_site_init(&m->site, &m->bcomm, &mca_coll_braid_site_conf, &hooks);
     m->site.name = comm->c_name;
+    if (mca_coll_braid_ft_enabled()) {
+        m->fault.check = fault_check;
+        m->fault.arg = m;
+        m->fault.state = BRAID_OK;
+        m->site.fault = &m->fault;
+        braid_ucx_comm_set_fault(m->tcomm, &m->fault);
+    }
     int rc = topo_setup(m);
     if (OMPI_SUCCESS != rc) return rc;
     /* Wire the endpoints up now rather than in the first collective, where

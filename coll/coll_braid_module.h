@@ -121,6 +121,10 @@ typedef struct mca_coll_braid_module_t {
     /* 1 + the number of the component's group_ids this communicator holds
      * (one made from a group); 0: none, its context id is its tag id */
     unsigned group_id;
+    /* under fault tolerance: the communicator's failure state, which the
+     * site, the transport and the segment poll (NULL pointers there
+     * otherwise) */
+    braid_fault_t fault;
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);

@@ -94,7 +94,7 @@ static void setup_tier(mca_coll_braid_module_t *m)
         .nb_channel = group == &m->bcomm,
     };
     braid_shm_tier_hooks_t hooks = { m, tier_begin, tier_idle, tier_unreadable, tier_say,
-                                     tier_nb_posted };
+                                     tier_nb_posted, m->site.fault };
     /* choices made without the segment are stale */
     if (braid_shm_tier_up(&m->shm, &m->bcomm, group, &conf, &hooks)) braid_site_forget(&m->site);
 }

@@ -31,8 +31,44 @@ enum {
     BRAID_ERR_TRANSPORT = -2, /* the transport reported a failure */
     BRAID_ERR_ARG = -3,       /* arguments the algorithm cannot handle */
     BRAID_ERR_UNSUPPORTED = -4,
-    BRAID_ERR_DEVICE = -5     /* a GPU (CUDA) call failed; cuda/ logs why */
+    BRAID_ERR_DEVICE = -5,    /* a GPU (CUDA) call failed; cuda/ logs why */
+    BRAID_ERR_PROC_FAILED = -6, /* a member process failed (braid_fault_t) */
+    BRAID_ERR_REVOKED = -7    /* the communicator was revoked (braid_fault_t) */
 };
+
+/* A communicator's failure state under a fault-tolerant MPI (the host's
+ * process failure detector; NULL where the host has none, and nothing
+ * below looks). Waits that are not done poll it now and then, never on
+ * a call's fast path: check returns BRAID_OK, BRAID_ERR_PROC_FAILED or
+ * BRAID_ERR_REVOKED. The first failure found is kept in `state`: a wait
+ * that finds it gives up, every later wait on the communicator returns at
+ * once, and the dispatch fails the calls with it. */
+typedef struct braid_fault {
+    int (*check)(void *arg);
+    void *arg;
+    int state;            /* atomic; BRAID_OK until a failure was found */
+} braid_fault_t;
+
+/* record failure code st (BRAID_ERR_PROC_FAILED, _REVOKED) unless one is
+ * recorded already; the recorded one */
+static inline int braid_fault_set(braid_fault_t *f, int st)
+{
+    int expect = BRAID_OK;
+    if (!__atomic_compare_exchange_n(&f->state, &expect, st, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return expect;
+    return st;
+}
+
+/* f's state, asking check when it is still BRAID_OK and `ask` (a wait's
+ * turn to look); the first failure found is kept */
+static inline int braid_fault_poll(braid_fault_t *f, bool ask)
+{
+    int st = __atomic_load_n(&f->state, __ATOMIC_ACQUIRE);
+    if (BRAID_OK != st || !ask) return st;
+    st = f->check(f->arg);
+    return BRAID_OK == st ? st : braid_fault_set(f, st);
+}
 
 /* ------------------------------------------------------------------ */
 /* Transport                                                           */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void logf_(const braid_site_t *s, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -525,9 +526,37 @@ static void yield_to_progress_thread(const braid_site_t *s, const braid_call_t *
     braid_fiber_yield();
 }
 
+/* Under fault tolerance (s->fault), what a call that returned rc returns:
+ * the failure when a wait gave up on it (the call ran to its end on what it
+ * had), or the algorithm met a dead peer; a transport error is held up to
+ * BRAID_FAULT_SETTLE_NS while the host progresses, for its failure
+ * detector to say whether a process failed (the call then fails with that,
+ * as every other rank's does). */
+#define BRAID_FAULT_SETTLE_NS 1000000000ull
+static int fault_settle(braid_site_t *s, const braid_call_t *call, int rc)
+{
+    if (BRAID_ERR_PROC_FAILED == rc || BRAID_ERR_REVOKED == rc) return braid_fault_set(s->fault, rc);
+    int frc = braid_fault_poll(s->fault, BRAID_ERR_TRANSPORT == rc);
+    if (BRAID_OK != frc || BRAID_ERR_TRANSPORT != rc) return BRAID_OK != frc ? frc : rc;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        /* a request gives its fiber's thread back; a blocking call progresses */
+        if (NULL != call->req) call->yield.now(call->yield.arg);
+        else if (NULL != s->hooks.wait) s->hooks.wait(s->hooks.arg);
+        if (BRAID_OK != (frc = braid_fault_poll(s->fault, true))) return frc;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        uint64_t ns = (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t.tv_nsec -
+                      (uint64_t)t0.tv_nsec;
+        if (ns >= BRAID_FAULT_SETTLE_NS) return rc;
+    }
+}
+
 int braid_dispatch(braid_site_t *s, braid_call_t *call)
 {
     const braid_algorithm_t *alg = call->alg;
+    int frc;
+    if (NULL != s->fault && BRAID_OK != (frc = braid_fault_poll(s->fault, true))) return frc;
     if (NULL == alg || NULL == (alg = fit_shm(s, call, alg))) return BRAID_ERR_UNSUPPORTED;
     /* the algorithm's declared refusals (the registry's noncomm) make the
      * call fall back here, before it queues for the segment or sends: a request's
@@ -554,6 +583,7 @@ int braid_dispatch(braid_site_t *s, braid_call_t *call)
     if (NULL != call->req && 0 != s->conf->progress_thread_bytes) yield_to_progress_thread(s, call);
     int rc = run_on_view(s, call, alg);
     if (turn) braid_turn_give(&s->turns, s->conf->shared);
+    if (NULL != s->fault) rc = fault_settle(s, call, rc);
     if (BRAID_OK != rc && BRAID_ERR_UNSUPPORTED != rc)
         logf_(s, 1, "%s %s on %s failed (braid code %d)", braid_coll_name(call->coll), alg->name,
               s->name, rc);

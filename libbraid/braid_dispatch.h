@@ -118,6 +118,9 @@ typedef struct braid_site {
      * nb_from and later, and comm without a segment (bare_view) */
     uint64_t nb_calls, nb_from;
     braid_comm_t nb_view, bare_view;
+    /* the communicator's failure state (braid_algo.h; NULL: the host has
+     * none): once it failed, every call fails at once with it */
+    braid_fault_t *fault;
 } braid_site_t;
 
 /* s over comm (zeroed first; the host keeps conf alive) */

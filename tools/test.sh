@@ -102,8 +102,9 @@ if [ "$ompi5" = 1 ] || { [ "$ompi5" = auto ] && [ "$(id -u)" -eq 0 ]; }; then
     o5_logs=$("$top/tools/ompi5.sh" builddir)/tests
     # the MPI cases at np 1, 3 and 8 (BRAID_OMPI5_MPI_FILTER; '' runs all):
     # the glue on Open MPI 5 at one rank, an odd size and a power of two,
-    # every program; the other np run in the plain pass; and every MPI-4
-    # sessions case (mpi_sessions: skipped on 4.1). The unit tests,
+    # every program; the other np run in the plain pass; every MPI-4
+    # sessions case (mpi_sessions: skipped on 4.1); the ULFM cases (fault
+    # tolerance, which 4.1 lacks) at every np they name. The unit tests,
     # which link no Open MPI, run in the plain and sanitizer passes alone
     # (BRAID_OMPI5_TESTS adds them here). Across hosts the topology and
     # barrier cases (BRAID_OMPI5_MH_FILTER: the allreduce, bcast, allgather
@@ -113,7 +114,7 @@ if [ "$ompi5" = 1 ] || { [ "$ompi5" = auto ] && [ "$(id -u)" -eq 0 ]; }; then
     stage "Open MPI 5 pass (Debian 13 root): build, MPI list, multihost, main job, install"
     set +e
     BRAID_OMPI5_TESTS=${BRAID_OMPI5_TESTS-tests/mpi/run_mpi_tests.sh} \
-        BRAID_OMPI5_MPI_FILTER=${BRAID_OMPI5_MPI_FILTER-'^np=(1|3|8) |mpi_sessions'} \
+        BRAID_OMPI5_MPI_FILTER=${BRAID_OMPI5_MPI_FILTER-'^np=(1|3|8) |mpi_sessions| ULFM=1 '} \
         BRAID_OMPI5_MH_FILTER=${BRAID_OMPI5_MH_FILTER-'mpi_topo|mpi_barrier_bcast'} \
         "$top/tools/ompi5.sh" test 2>&1 | tee tests/ompi5.out |
         grep --line-buffered -E '^ompi5.sh: |^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):|^# (TOTAL|PASS|FAIL)|^mpi tests: |^run_multihost'

@@ -103,6 +103,7 @@ struct braid_ucx_comm {
     uint32_t nb_seq;     /* the last nonblocking post's, without its space bit */
     int rank;
     int size;
+    braid_fault_t *fault; /* the communicator's failure state (NULL: none) */
     int proc_index[];    /* size entries, in the same allocation */
 };
 
@@ -370,11 +371,25 @@ static void count_send(int proc, size_t len)
     }
 }
 
+/* Let go of a request that is not done: a receive is cancelled (UCX
+ * completes it, its buffer is not written after), a send goes on inside
+ * UCX to its end or to its endpoint's (the request is only freed). For a
+ * communicator that failed: braid posts nothing on it again. */
+static void abandon(void *req)
+{
+    worker_enter();
+    ucp_request_cancel(g.worker, req);
+    ucp_request_free(req);
+    worker_leave();
+}
+
 /* Wait for a request to finish, progressing the worker. Returns its status
  * and frees it. Under braid's mutex the lock is dropped between polls, so
  * other threads can post and progress (the idle callback and the yield run
- * unlocked). */
-static ucs_status_t wait_request(void *req)
+ * unlocked). fault (NULL: none) is polled with the idle callback: when the
+ * communicator failed the request is abandoned and UCS_ERR_CANCELED
+ * returned. */
+static ucs_status_t wait_request(void *req, braid_fault_t *fault)
 {
     ucs_status_t st;
     unsigned idle = 0;
@@ -391,6 +406,10 @@ static ucs_status_t wait_request(void *req)
         if (++idle >= BRAID_UCX_IDLE_POLLS) {
             idle = 0;
             if (g.cfg.idle_progress) g.cfg.idle_progress();
+            if (NULL != fault && BRAID_OK != braid_fault_poll(fault, true)) {
+                abandon(req);
+                return UCS_ERR_CANCELED;
+            }
             if (yield_now()) sched_yield();
         }
     }
@@ -485,7 +504,7 @@ static void close_endpoints(void)
             worker_enter();
             void *req = ucp_ep_close_nbx(g.peers[i].ep, &p);
             worker_leave();
-            if (UCS_PTR_IS_PTR(req)) wait_request(req);
+            if (UCS_PTR_IS_PTR(req)) wait_request(req, NULL);
             g.peers[i].ep = NULL;
         }
         free(g.peers[i].addr);
@@ -517,6 +536,15 @@ void braid_ucx_finalize(void)
  * (braid_ucx_comm_connect) or else by the first send to it. Two threads
  * may make it at once: one makes it under ep_mutex, the other finds it
  * made (one endpoint per peer, none leaked). */
+/* an endpoint in UCP_ERR_HANDLING_MODE_PEER failed: its requests complete
+ * with the error, later ones on it fail at once; the host's failure
+ * detector says what failed (braid_fault_t). arg: the process index. */
+static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
+{
+    (void)ep;
+    log_msg(10, "the endpoint to process %d failed: %s", (int)(intptr_t)arg, ucs_status_string(st));
+}
+
 static ucp_ep_h create_ep(braid_ucx_peer_t *p, int proc)
 {
     if (g.mt) pthread_mutex_lock(&ep_mutex);
@@ -526,6 +554,12 @@ static ucp_ep_h create_ep(braid_ucx_peer_t *p, int proc)
         memset(&ep_params, 0, sizeof(ep_params));
         ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
         ep_params.address = p->addr;
+        if (g.cfg.peer_errors) {
+            ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+            ep_params.err_handler.cb = ep_failed;
+            ep_params.err_handler.arg = (void *)(intptr_t)proc;
+        }
         worker_enter();
         ucs_status_t st = ucp_ep_create(g.worker, &ep_params, &ep);
         worker_leave();
@@ -568,10 +602,13 @@ braid_ucx_comm_t *braid_ucx_comm_create(uint32_t cid, int rank, int size, const 
     c->nb_seq = 0;
     c->rank = rank;
     c->size = size;
+    c->fault = NULL;
     return c;
 }
 
 int *braid_ucx_comm_procs(braid_ucx_comm_t *c) { return c->proc_index; }
+
+void braid_ucx_comm_set_fault(braid_ucx_comm_t *c, braid_fault_t *fault) { c->fault = fault; }
 
 void braid_ucx_comm_destroy(braid_ucx_comm_t *c)
 {
@@ -654,10 +691,23 @@ static int ucx_irecv(void *state, uint32_t seq, int peer, braid_step_t step,
     return BRAID_OK;
 }
 
+/* Every request of reqs[0..n) abandoned (the communicator failed) */
+static int abandon_all(int n, braid_req_t *reqs, int rc)
+{
+    for (int i = 0; i < n; i++) {
+        if (NULL == reqs[i]) continue;
+        abandon(reqs[i]);
+        reqs[i] = NULL;
+    }
+    return rc;
+}
+
 /* A request's wait: progress the worker once, complete what is done, and
  * give the thread back through y while anything is left (the request's
- * resumer polls). */
-static int yielding_waitall(const braid_yield_t *y, int n, braid_req_t *reqs)
+ * resumer polls). The communicator's failure state is looked at every
+ * turn, asked of the host every 64th. */
+static int yielding_waitall(braid_fault_t *fault, const braid_yield_t *y, int n,
+                            braid_req_t *reqs)
 {
     int rc = BRAID_OK;
     for (unsigned turn = 1;; turn++) {
@@ -680,20 +730,30 @@ static int yielding_waitall(const braid_yield_t *y, int n, braid_req_t *reqs)
         }
         worker_leave();
         if (!pending) return rc;
+        int frc;
+        if (NULL != fault && BRAID_OK != (frc = braid_fault_poll(fault, 0 == (turn & 63))))
+            return abandon_all(n, reqs, frc);
         if (y->due(y->arg, turn, yield_now())) y->now(y->arg);
     }
 }
 
 static int ucx_waitall(void *state, const braid_yield_t *y, int n, braid_req_t *reqs)
 {
-    (void)state;
-    int rc = BRAID_OK;
-    if (NULL != y) return yielding_waitall(y, n, reqs);
+    braid_ucx_comm_t *c = state;
+    int rc = BRAID_OK, frc;
+    if (NULL != c->fault && BRAID_OK != (frc = braid_fault_poll(c->fault, false)))
+        return abandon_all(n, reqs, frc);
+    if (NULL != y) return yielding_waitall(c->fault, y, n, reqs);
     if (g.mt) __atomic_fetch_add(&waiters, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < n; i++) {
         if (NULL == reqs[i]) continue;
-        ucs_status_t st = wait_request(reqs[i]);
+        ucs_status_t st = wait_request(reqs[i], c->fault);
         reqs[i] = NULL;
+        if (UCS_ERR_CANCELED == st && NULL != c->fault &&
+            BRAID_OK != (frc = braid_fault_poll(c->fault, false))) {
+            rc = abandon_all(n, reqs, frc);
+            break;
+        }
         if (UCS_OK != st) {
             log_msg(1, "ucp request failed: %s", ucs_status_string(st));
             rc = BRAID_ERR_TRANSPORT;

@@ -40,6 +40,11 @@ typedef struct braid_ucx_config {
      * braid_ucx_wait_event: only where a thread sleeps on it (braid's
      * progress thread), since the feature may narrow UCX's transports */
     bool wakeup;
+    /* endpoints in UCP_ERR_HANDLING_MODE_PEER (a fault-tolerant MPI): a
+     * failed peer's transfers complete with an error, where by default
+     * UCX ends this process too (a transfer from a dead process's memory
+     * is fatal to it); the error is logged at level 10 */
+    bool peer_errors;
     /* printf-like logger for errors and verbose messages; may be NULL */
     void (*log)(int level, const char *fmt, ...);
 } braid_ucx_config_t;
@@ -152,6 +157,10 @@ typedef struct braid_ucx_comm braid_ucx_comm_t;
 braid_ucx_comm_t *braid_ucx_comm_create(uint32_t cid, int rank, int size,
                                         const int *proc_index);
 int *braid_ucx_comm_procs(braid_ucx_comm_t *c);
+/* The communicator's failure state (braid_algo.h; NULL, the default: none):
+ * its waits poll it and, once it failed, abandon their requests (receives
+ * cancelled, sends left to UCX) and return the failure. */
+void braid_ucx_comm_set_fault(braid_ucx_comm_t *c, braid_fault_t *fault);
 void braid_ucx_comm_destroy(braid_ucx_comm_t *c);
 
 /* Make the endpoints to the communicator's other processes that do not

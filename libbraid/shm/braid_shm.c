@@ -94,25 +94,53 @@ static inline void cpu_relax(void)
  * Open MPI's and UCX's progress loops do: yielding to another job's
  * process would hand it the core for a time slice at every wait. */
 #define SHM_SPIN_OVERSUBSCRIBED 16u
-static void wait_turn(braid_shm_t *s, unsigned *turn)
+
+/* the reader and writer of a segment whose communicator failed */
+static int failed_read(void *arg, int r, void *dst, uint64_t src, size_t bytes)
+{
+    (void)arg, (void)r, (void)dst, (void)src, (void)bytes;
+    return BRAID_ERR_PROC_FAILED;
+}
+
+static int failed_write(void *arg, int r, uint64_t dst, const void *src, size_t bytes)
+{
+    (void)arg, (void)r, (void)dst, (void)src, (void)bytes;
+    return BRAID_ERR_PROC_FAILED;
+}
+
+/* s's communicator failed (s->fault): single copy off, so the call that
+ * runs on to its end reads and writes no peer's memory */
+static bool give_up(braid_shm_t *s)
+{
+    if (NULL != s->read) s->read = failed_read;
+    if (NULL != s->write) s->write = failed_write;
+    return true;
+}
+
+/* true: stop waiting, the communicator failed (s->fault). Asked at once
+ * once it has failed; else with the idle hook, every 256 turns */
+static bool wait_turn(braid_shm_t *s, unsigned *turn)
 {
     unsigned t = ++*turn;
     s->waits++;
+    if (NULL != s->fault && BRAID_OK != braid_fault_poll(s->fault, 0 == (t & 255)))
+        return give_up(s);
     /* a nonblocking collective (braid_fiber.h): its resumer polls. Asked
      * every 8th turn, so a blocking call's first turns stay a plain spin */
     braid_fiber_t *f;
     if (0 == (t & 7) && NULL != (f = braid_fiber_self())) {
         if (braid_fiber_yield_due(f, t, s->yield)) {
             braid_fiber_yield();
-            return;
+            return false;
         }
     }
     if (0 == (t & 255) && s->idle) s->idle(s->idle_arg);
     if (s->yield && t > SHM_SPIN_OVERSUBSCRIBED) {
         sched_yield();
-        return;
+        return false;
     }
     cpu_relax();
+    return false;
 }
 
 /* the stamp of rank r's slot of call seq's cell: the last call whose
@@ -146,7 +174,7 @@ void braid_shm_wait_done(braid_shm_t *s, uint64_t seq, int r)
 {
     _Atomic uint64_t *f = &ctrl(s, r)->done;
     unsigned turn = 0;
-    while (atomic_load_explicit(f, memory_order_acquire) < seq) wait_turn(s, &turn);
+    while (atomic_load_explicit(f, memory_order_acquire) < seq && !wait_turn(s, &turn)) {}
 }
 
 void braid_shm_wait_all_done(braid_shm_t *s, uint64_t seq)
@@ -174,7 +202,8 @@ int braid_shm_swap(braid_shm_t *s, uint64_t seq, const braid_shm_swap_t *w, char
         if (!w->live || 0 == n) continue;
         _Atomic uint64_t *f = &ctrl(s, q)->round;
         unsigned turn = 0;
-        while (atomic_load_explicit(f, memory_order_acquire) < round_mark(seq, k)) wait_turn(s, &turn);
+        while (atomic_load_explicit(f, memory_order_acquire) < round_mark(seq, k) &&
+               !wait_turn(s, &turn)) {}
         if (BRAID_OK == rc) braid_copy(dst, tmp, n);
     }
     return rc;
@@ -184,7 +213,7 @@ void braid_shm_wait_one(braid_shm_t *s, uint64_t seq, int r)
 {
     _Atomic uint64_t *f = stamp(s, seq, r);
     unsigned turn = 0;
-    while (atomic_load_explicit(f, memory_order_acquire) < seq) wait_turn(s, &turn);
+    while (atomic_load_explicit(f, memory_order_acquire) < seq && !wait_turn(s, &turn)) {}
 }
 
 void braid_shm_wait_all(braid_shm_t *s, uint64_t seq)
@@ -205,7 +234,8 @@ void braid_shm_claim(braid_shm_t *s, uint64_t seq)
         _Atomic uint64_t *f = &ctrl(s, r)->done;
         uint64_t d;
         unsigned turn = 0;
-        while ((d = atomic_load_explicit(f, memory_order_acquire)) < need) wait_turn(s, &turn);
+        while ((d = atomic_load_explicit(f, memory_order_acquire)) < need && !wait_turn(s, &turn)) {
+        }
         if (d < lowest) lowest = d;
     }
     s->safe = lowest;
@@ -474,7 +504,9 @@ uint64_t braid_shm_line_probe(braid_shm_t *s, int rounds, uint64_t far_ns, uint6
     uint64_t v = PROBE_MORE;
     if (0 == s->rank) v = probe_lead(s, rounds, far_ns, slice_ns);
     else
-        while (0 == (v & 1)) v = probe_round(s, PROBE_MORE);
+        /* a failed communicator's waits return at once (wait_turn): stop */
+        while (0 == (v & 1) && (NULL == s->fault || BRAID_OK == braid_fault_poll(s->fault, false)))
+            v = probe_round(s, PROBE_MORE);
     s->far = 0 != (v & 2);
     return v >> 2;
 }

@@ -100,6 +100,12 @@ typedef struct braid_shm {
                                  (braid_shm_line_probe; the same on both) */
     void (*idle)(void *);     /* called now and then while waiting; may be NULL */
     void *idle_arg;
+    /* the communicator's failure state (braid_algo.h; NULL: none), polled
+     * with idle. A wait that finds a failure returns as if its flag were
+     * set, so does every later wait, and the single-copy reader and writer
+     * return errors from then on: the call runs to its end on whatever the
+     * cells hold, touching no peer's memory, and the dispatch fails it. */
+    struct braid_fault *fault;
     uint64_t waits;           /* turns spent waiting (statistics) */
     braid_shm_read_fn read;   /* single copy from a peer's memory; NULL: cells only */
     void *read_arg;

@@ -138,6 +138,8 @@ static int cma_reader(void *arg, int r, void *dst, uint64_t src, size_t bytes)
 {
     const braid_shm_t *s = arg;
     if (0 == braid_cma_read((long)braid_shm_word(s, r, WORD_PID), dst, src, bytes)) return BRAID_OK;
+    /* the process is gone: under fault tolerance a failure, said by the host */
+    if (ESRCH == errno && NULL != s->fault) return BRAID_ERR_PROC_FAILED;
     fprintf(stderr, "braid: process_vm_readv of %zu bytes from rank %d of a shared-memory "
             "segment failed: %s\n", bytes, r, strerror(errno));
     return BRAID_ERR_TRANSPORT;
@@ -147,6 +149,7 @@ static int cma_writer(void *arg, int r, uint64_t dst, const void *src, size_t by
 {
     const braid_shm_t *s = arg;
     if (0 == braid_cma_write((long)braid_shm_word(s, r, WORD_PID), dst, src, bytes)) return BRAID_OK;
+    if (ESRCH == errno && NULL != s->fault) return BRAID_ERR_PROC_FAILED;
     fprintf(stderr, "braid: process_vm_writev of %zu bytes to rank %d of a shared-memory "
             "segment failed: %s\n", bytes, r, strerror(errno));
     return BRAID_ERR_TRANSPORT;
@@ -260,6 +263,7 @@ static bool map(braid_shm_tier_t *t, braid_comm_t *comm, braid_comm_t *group, si
     }
     t->shm.idle = t->hooks.idle;
     t->shm.idle_arg = t->hooks.arg;
+    t->shm.fault = t->hooks.fault;
     if (cf->single_copy) braid_cma_allow_peers();
     braid_shm_set_word(&t->shm, WORD_PID, (uint64_t)getpid());
     braid_shm_set_word(&t->shm, WORD_PROBE, (uint64_t)(uintptr_t)&cma_probe_word);
@@ -330,6 +334,7 @@ static void inherit(braid_shm_t *s, const braid_shm_t *whole)
 {
     s->idle = whole->idle;
     s->idle_arg = whole->idle_arg;
+    s->fault = whole->fault;
     s->read = whole->read;
     s->read_arg = whole->read_arg;
     s->write = whole->write;

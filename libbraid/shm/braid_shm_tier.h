@@ -68,6 +68,7 @@ typedef struct braid_shm_tier_hooks {
     bool (*unreadable)(void *arg, const void *p, size_t bytes); /* memory single copy skips */
     void (*say)(void *arg, int level, const char *msg);         /* 0: a warning for the user */
     uint64_t (*nb_posted)(void *arg);          /* nonblocking calls numbered so far */
+    braid_fault_t *fault;       /* the communicator's failure state (NULL: none) */
 } braid_shm_tier_hooks_t;
 
 /* A tier: a communicator's shared-memory segment as its calls use it -

@@ -97,12 +97,14 @@ while IFS= read -r line || [ -n "$line" ]; do
     env_prefix=()
     prog_words=($f_prog)
     # ENV=VALUE words before the program name go into the environment, except
-    # TIMEOUT=s (this case's limit) and MAXSECS=s (the job must end within s)
-    case_timeout=$timeout_s max_secs=0
+    # TIMEOUT=s (this case's limit), MAXSECS=s (the job must end within s)
+    # and ULFM=1 (mpirun --with-ft ulfm; skipped before Open MPI 5)
+    case_timeout=$timeout_s max_secs=0 ulfm=0 ulfm_word=""
     while [[ ${prog_words[0]} == *=* ]]; do
         case ${prog_words[0]} in
         TIMEOUT=*) case_timeout=${prog_words[0]#TIMEOUT=} ;;
         MAXSECS=*) max_secs=${prog_words[0]#MAXSECS=} ;;
+        ULFM=1) ulfm=1 ulfm_word="ULFM=1 " ;;
         *) env_prefix+=("${prog_words[0]}") ;;
         esac
         prog_words=("${prog_words[@]:1}")
@@ -113,7 +115,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     if [ ! -e "$prog" ]; then prog=$srcdir/tests/mpi/${prog_words[0]}; script=1; fi
     for np in $(expand_np "$f_np"); do
         n=$((n + 1))
-        desc="np=$np ${env_prefix[*]} ${prog_words[*]} [$f_mca]"
+        desc="np=$np ${env_prefix[*]} ${ulfm_word}${prog_words[*]} [$f_mca]"
         if [ -n "$filter" ] && ! [[ $desc =~ $filter ]]; then continue; fi
         if [ -n "$exclude" ] && [[ $desc =~ $exclude ]]; then continue; fi
         if [ $san_component -eq 1 ] && [ $script -eq 1 ]; then
@@ -121,10 +123,16 @@ while IFS= read -r line || [ -n "$line" ]; do
             echo "ok $n - $desc # SKIP an interpreter without the ASan runtime cannot load a sanitizer build"
             continue
         fi
+        if [ $ulfm -eq 1 ] && [ "$BRAID_OMPI_MAJOR" -lt 5 ]; then
+            skipped=$((skipped + 1))
+            echo "ok $n - $desc # SKIP needs Open MPI 5's fault tolerance (mpirun --with-ft ulfm)"
+            continue
+        fi
         log=$logdir/case$n.log
         start=$(date +%s%N)
         run_args=(--oversubscribe --bind-to none "${extra_mpirun_args[@]}" "${mca_args[@]}")
         braid_mpirun_map run_args
+        [ $ulfm -eq 1 ] && run_args+=(--with-ft ulfm)
         env "${env_prefix[@]}" timeout -k 10 "$case_timeout" \
             mpirun -np "$np" "${run_args[@]}" \
             "$prog" "${prog_words[@]:1}" </dev/null >"$log" 2>&1
