@@ -134,6 +134,10 @@ OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
  * module goes. */
 int mca_coll_braid_group_id_take(mca_coll_braid_module_t *m, uint32_t *id);
 
+/* Bring UCX up on comm, which holds every process of the job: join its
+ * early start, exchange addresses and nodes (coll_braid_transport.c). */
+int mca_coll_braid_transport_boot(mca_coll_braid_module_t *m, ompi_communicator_t *comm);
+
 /* The binding for a call whose pair is not m->op_last's (coll_braid_op.c):
  * a pair with a kernel gets the process's binding of it (made once, kept
  * until mca_coll_braid_op_fini; m->op_last then points to it); any other
