@@ -173,6 +173,11 @@ static int init_now(const braid_ucx_config_t *cfg)
         log_msg(1, "ucp_config_read failed: %s", ucs_status_string(st));
         return BRAID_ERR_TRANSPORT;
     }
+    /* UCX's two shared-memory FIFO transports, posix and sysv, move the
+     * same messages; making the worker's sysv FIFOs as well costs about
+     * as much as the rest of its start-up (contrib/bench/startup.sh).
+     * Where UCX_TLS names the transports, they are the user's. */
+    if (NULL == getenv("UCX_TLS")) (void)ucp_config_modify(config, "TLS", "^sysv");
     ucp_params_t params;
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
