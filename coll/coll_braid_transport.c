@@ -66,12 +66,12 @@ static braid_ucx_config_t transport_config(void)
     return cfg;
 }
 
-/* UCX's own start-up (ucp_init and the worker's transports: tens of ms)
- * begins when the component opens, on a thread of its own, and passes
- * while MPI_Init waits in its fences; MPI_COMM_WORLD's enable joins it
- * (mca_coll_braid_transport_boot). Only inside MPI_Init (ompi_info opens components
- * too) and in a job of several processes (a singleton's world is braid's
- * only where CUDA is used). */
+/* UCX's context (ucp_init: its configuration, transport libraries and
+ * devices) starts when the component opens, on a thread of its own, and
+ * passes while MPI_Init goes on; MPI_COMM_WORLD's enable joins it and
+ * makes the worker (mca_coll_braid_transport_boot). Only inside MPI_Init
+ * (ompi_info opens components too) and in a job of several processes (a
+ * singleton's world is braid's only where CUDA is used). */
 void mca_coll_braid_transport_start_early(void)
 {
     if (OMPI_MPI_STATE_INIT_STARTED != ompi_mpi_state || ompi_process_info.num_procs < 2) return;

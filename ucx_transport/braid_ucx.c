@@ -159,7 +159,9 @@ static ucs_status_t create_worker(void)
     return UCS_OK;
 }
 
-static int init_now(const braid_ucx_config_t *cfg)
+/* The context: UCX's configuration, its transports' libraries and
+ * devices (g.context; g.ready stays false) */
+static int init_context(const braid_ucx_config_t *cfg)
 {
     ucp_config_t *config = NULL;
     ucs_status_t st;
@@ -190,8 +192,15 @@ static int init_now(const braid_ucx_config_t *cfg)
         g.context = NULL;
         return BRAID_ERR_TRANSPORT;
     }
+    return BRAID_OK;
+}
 
-    st = create_worker();
+/* The worker, on the thread that will use it: a worker of
+ * UCS_THREAD_MODE_SINGLE belongs to the thread that made it (UCX asserts
+ * so in its debug builds). */
+static int init_worker(void)
+{
+    ucs_status_t st = create_worker();
     if (UCS_OK != st) {
         log_msg(1, "ucp_worker_create failed: %s", ucs_status_string(st));
         ucp_cleanup(g.context);
@@ -219,8 +228,9 @@ static int init_now(const braid_ucx_config_t *cfg)
     return BRAID_OK;
 }
 
-/* The start on a thread of its own (braid_ucx_init_early): nothing else
- * reads g until braid_ucx_init or braid_ucx_finalize has joined it. */
+/* The context's start on a thread of its own (braid_ucx_init_early):
+ * nothing else reads g until braid_ucx_init or braid_ucx_finalize has
+ * joined it. */
 static struct {
     pthread_t thread;
     bool running;
@@ -231,7 +241,7 @@ static struct {
 static void *early_main(void *arg)
 {
     (void)arg;
-    early.rc = init_now(&early.cfg);
+    early.rc = init_context(&early.cfg);
     return NULL;
 }
 
@@ -242,29 +252,29 @@ void braid_ucx_init_early(const braid_ucx_config_t *cfg)
     early.running = 0 == pthread_create(&early.thread, NULL, early_main, NULL);
 }
 
-/* BRAID_OK when the early start finished and made a worker for settings
- * `cfg` asks for; otherwise what it made, if anything, is let go */
-static int early_join(const braid_ucx_config_t *cfg)
+/* Join the early start; its context is kept if `cfg` asks for the same
+ * features (the wake-up), else let go */
+static void early_join(const braid_ucx_config_t *cfg)
 {
-    if (!early.running) return BRAID_ERR_TRANSPORT;
+    if (!early.running) return;
     pthread_join(early.thread, NULL);
     early.running = false;
-    if (BRAID_OK == early.rc && NULL != cfg && cfg->thread_multiple == g.cfg.thread_multiple &&
-        cfg->serialize == g.cfg.serialize && cfg->wakeup == g.cfg.wakeup) {
+    if (BRAID_OK != early.rc || NULL == g.context) return;
+    if (NULL != cfg && cfg->wakeup == g.cfg.wakeup) {
         g.cfg = *cfg;
-        log_msg(10, "UCX started on a thread of its own while MPI_Init ran");
-        return BRAID_OK;
+        log_msg(10, "the UCX context started on a thread of its own while MPI_Init ran");
+        return;
     }
-    if (BRAID_OK == early.rc)
-        log_msg(10, "UCX started while MPI_Init ran with other thread settings: starting again");
-    braid_ucx_finalize();
-    return BRAID_ERR_TRANSPORT;
+    ucp_cleanup(g.context);
+    g.context = NULL;
 }
 
 int braid_ucx_init(const braid_ucx_config_t *cfg)
 {
-    if (BRAID_OK == early_join(cfg) || g.ready) return BRAID_OK;
-    return init_now(cfg);
+    early_join(cfg);
+    if (g.ready) return BRAID_OK;
+    if (NULL == g.context && BRAID_OK != init_context(cfg)) return BRAID_ERR_TRANSPORT;
+    return init_worker();
 }
 
 int braid_ucx_local_address(const void **addr, size_t *len)
@@ -525,11 +535,12 @@ static void close_endpoints(void)
  * takes no lock but the ones wait_request takes. */
 void braid_ucx_finalize(void)
 {
-    if (early.running) {
-        pthread_join(early.thread, NULL);
-        early.running = false;
+    early_join(NULL);
+    if (!g.ready) {
+        if (NULL != g.context) ucp_cleanup(g.context);
+        g.context = NULL;
+        return;
     }
-    if (!g.ready) return;
     close_endpoints();
     ucp_worker_release_address(g.worker, g.local_addr);
     ucp_worker_destroy(g.worker);

@@ -55,12 +55,13 @@ typedef struct braid_ucx_config {
 int braid_ucx_init(const braid_ucx_config_t *cfg);
 bool braid_ucx_ready(void);
 
-/* Start the context and worker on a thread of their own and return at
- * once: ucp_init and the worker's transports take tens of milliseconds,
- * which then pass while the caller does other work (MPI_Init waiting in
- * its fences). braid_ucx_init joins the thread and keeps what it made if
- * `cfg` asks for the same worker (thread_multiple, serialize, wakeup), or
- * starts again. Nothing else here may be called in between but
+/* Start the context (ucp_init: UCX's configuration, transport libraries
+ * and devices) on a thread of its own and return at once, so that it
+ * passes while the caller does other work (MPI_Init). braid_ucx_init
+ * joins the thread and keeps the context if `cfg` asks for the same
+ * features (wakeup), else starts again; it makes the worker on its own
+ * thread (a worker of UCS_THREAD_MODE_SINGLE belongs to the thread that
+ * made it). Nothing else here may be called in between but
  * braid_ucx_finalize. Where no thread can be made, braid_ucx_init starts
  * UCX itself. */
 void braid_ucx_init_early(const braid_ucx_config_t *cfg);
