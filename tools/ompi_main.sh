@@ -9,10 +9,12 @@
 #                                # main's headers (no Open MPI build, no link): the cheap check
 #   tools/ompi_main.sh build     # prepare, make install of Open MPI main into PREFIX (once)
 #   tools/ompi_main.sh test      # build, then configure braid --with-ompi=PREFIX, make,
-#                                # unit tests and a share of the MPI cases
+#                                # unit tests, a share of the MPI cases and (root) of
+#                                # the multihost cases
 #
 # Sources: git directories (bare or not) of open-mpi/ompi and of the
-# submodules it needs: openpmix/openpmix, openpmix/prrte, open-mpi/oac,
+# submodules it needs: openpmix/openpmix, open-mpi/prrte (the fork .gitmodules
+# names, not openpmix/prrte), open-mpi/oac,
 # mpi-forum/pympistandard. A machine without the network gets them from a
 # mirror (on the project machines: the fetch tool, 'fetch github:open-mpi/ompi'
 # etc., which puts them under /work/.mirror/OWNER+NAME/repo, the defaults
@@ -22,14 +24,17 @@
 # Environment:
 #   BRAID_OMPI_MAIN_GIT     open-mpi/ompi   (default /work/.mirror/open-mpi+ompi/repo)
 #   BRAID_PMIX_GIT          openpmix/openpmix (.../openpmix+openpmix/repo)
-#   BRAID_PRRTE_GIT         openpmix/prrte  (.../openpmix+prrte/repo)
+#   BRAID_PRRTE_GIT         open-mpi/prrte  (.../open-mpi+prrte/repo)
 #   BRAID_OAC_GIT           open-mpi/oac    (.../open-mpi+oac/repo)
 #   BRAID_PYMPISTD_GIT      mpi-forum/pympistandard (.../mpi-forum+pympistandard/repo)
-#   BRAID_OMPI_MAIN_REV     what to check out of ompi (default HEAD)
+#   BRAID_OMPI_MAIN_REV     what to check out of ompi (default HEAD; a mirror whose
+#                           pympistandard lacks the commit main pins needs a main
+#                           from before its bindings used it, e.g. ab0eda34ef)
 #   BRAID_OMPI_MAIN_DIR     work directory: src/, build/, prefix/, braid-build/
 #                           (default /var/tmp/braid-ompi-main)
 #   JOBS                    make -j (default 2)
 #   MPI_TEST_FILTER         the MPI cases 'test' runs (default '^np=(1|3) ')
+#   BRAID_MAIN_MH_FILTER    its multihost cases (default 'mpi_topo|mpi_barrier_bcast')
 # Needs: git, autoconf, automake, libtoolize, flex, perl, python3 >= 3.6, gcc.
 # Exit status 0 when every step passed.
 set -euo pipefail
@@ -41,18 +46,24 @@ src=$dir/src build=$dir/build prefix=$dir/prefix bbuild=$dir/braid-build
 jobs=${JOBS:-2}
 say() { echo "ompi_main.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 [ $# -eq 1 ] || usage 2
 cmd=$1
 case $cmd in prepare|compile|build|test) ;; -h|--help) usage 0 ;; *) usage 2 ;; esac
 
-# checkout GITDIR DEST [REV]: DEST a work tree of GITDIR at REV (default HEAD)
+# checkout GITDIR DEST [REV]: DEST a work tree of GITDIR at REV (default
+# HEAD); where GITDIR lacks REV, its newest commit no later than ompi's
+# (ompi_date, set once ompi is out): a submodule's newer commits may need
+# newer siblings (PRRTE's newest needs PMIx 7)
+ompi_date=""
 checkout() {
     local g=$1 d=$2 rev=${3:-HEAD}
     [ -d "$g" ] || die "no git directory $g (fetch it first; see the top of this script)"
     if ! git --git-dir="$g" cat-file -e "$rev^{commit}" 2>/dev/null; then
-        say "$g lacks $rev: using its newest commit"
-        rev=HEAD
+        local near=""
+        [ -n "$ompi_date" ] && near=$(git --git-dir="$g" rev-list -1 --before="$ompi_date" HEAD)
+        say "$g lacks $rev: using ${near:+its newest commit before $ompi_date, }${near:-its newest commit}"
+        rev=${near:-HEAD}
     fi
     rm -rf "$d"
     mkdir -p "$d"
@@ -79,11 +90,12 @@ prepare() {
     if [ ! -f "$src/.braid-prepared" ]; then
         local rev=${BRAID_OMPI_MAIN_REV:-HEAD} p sub g
         checkout "$ompi_git" "$src" "$rev"
+        ompi_date=$(git --git-dir="$ompi_git" log -1 --format=%cI "$rev")
         # each submodule at the commit main pins (git ls-tree: mode 160000),
         # and PMIx's and PRRTE's own config/oac at the commit they pin
         local oac=${BRAID_OAC_GIT:-$mirror/open-mpi+oac/repo}
         for p in 3rd-party/openpmix:${BRAID_PMIX_GIT:-$mirror/openpmix+openpmix/repo} \
-                 3rd-party/prrte:${BRAID_PRRTE_GIT:-$mirror/openpmix+prrte/repo} \
+                 3rd-party/prrte:${BRAID_PRRTE_GIT:-$mirror/open-mpi+prrte/repo} \
                  config/oac:$oac \
                  3rd-party/pympistandard:${BRAID_PYMPISTD_GIT:-$mirror/mpi-forum+pympistandard/repo}; do
             sub=${p%%:*} g=${p#*:}
@@ -92,6 +104,14 @@ prepare() {
                 checkout "$oac" "$src/$sub/config/oac" "$(pinned "$g" "$(cat "$src/$sub/.braid-rev")" config/oac)" ;;
             esac
         done
+        # pympistandard before the commit main pins leaves a database path
+        # given as a string unset (_resolve_path): main's c_header.py gives
+        # one, so a mirror without the pinned commit gets that line fixed
+        local py=$src/3rd-party/pympistandard/src/pympistandard/__init__.py
+        if grep -q '^        given_path = Path(given_path)$' "$py" 2>/dev/null; then
+            sed -i 's/^        given_path = Path(given_path)$/        path = Path(given_path)/' "$py"
+            say "pympistandard: a path given as a string is used as it is (fixed in $py)"
+        fi
         # PMIx and PRRTE read their version from git when there is no
         # tarball: a work tree without .git says so in VERSION already
         (cd "$src" && ./autogen.pl --no-3rdparty hwloc,libevent >"$dir/autogen.log" 2>&1) ||
@@ -179,6 +199,18 @@ test_braid() {
     PATH=$prefix/bin:$PATH MPI_TEST_FILTER=${MPI_TEST_FILTER:-'^np=(1|3) '} \
         make -j1 check TESTS=tests/mpi/run_mpi_tests.sh >/dev/null || rc=1
     grep -h '^mpi tests: \|Checks: ' tests/mpi/*.log tests/unit/*.log 2>/dev/null | tail -n 20 >&2 || true
+    # across simulated hosts (root: network namespaces; exit 77 where they
+    # cannot be made), as tools/test.sh and tools/ompi5.sh run them
+    if [ "${BRAID_MULTIHOST:-auto}" != 0 ] && [ "$(id -u)" -eq 0 ]; then
+        local mh=0
+        PATH=$prefix/bin:$PATH MPI_TEST_FILTER=${BRAID_MAIN_MH_FILTER:-'mpi_topo|mpi_barrier_bcast'} \
+            BRAID_BUILDDIR=$bbuild BRAID_SRCDIR=$top BRAID_MH_HOSTS=${BRAID_MH_HOSTS:-2} \
+            BRAID_MH_SLOTS=${BRAID_MH_SLOTS:-2} bash "$top/tests/multihost/run_multihost.sh" \
+            >tests/multihost.log 2>&1 || mh=$?
+        tail -n 5 tests/multihost.log >&2
+        say "multihost tests: exit $mh"
+        [ $mh -eq 0 ] || [ $mh -eq 77 ] || rc=$mh
+    fi
     return $rc
 }
 
