@@ -375,6 +375,60 @@ int braid_ucx_bootstrap(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oo
     return rc;
 }
 
+/* The table of the job's nprocs processes, with no address yet, this
+ * one `self` (a start on first need: addresses come per communicator) */
+static int table_open(int nprocs, int self)
+{
+    if (NULL != g.peers) return nprocs == g.npeers ? BRAID_OK : BRAID_ERR_ARG;
+    if (self < 0 || self >= nprocs || NULL == (g.peers = calloc((size_t)nprocs, sizeof(*g.peers))))
+        return BRAID_ERR_NOMEM;
+    g.npeers = nprocs;
+    g.self = self;
+    return BRAID_OK;
+}
+
+#define JOIN_FIXED 3   /* failed, address length, an address missing */
+#define JOIN_EXTRA_MAX 4
+
+int braid_ucx_join(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oob, int job_procs,
+                   const int *procs, long *extra, int n_extra, bool *failed_here)
+{
+    int P = oob->nprocs;
+    if (n_extra < 0 || n_extra > JOIN_EXTRA_MAX) return BRAID_ERR_ARG;
+    bool ok = BRAID_OK == braid_ucx_init(cfg) && BRAID_OK == table_open(job_procs, procs[oob->me]);
+    bool missing = false;
+    for (int i = 0; ok && i < P; i++)
+        if (procs[i] < 0 || procs[i] >= g.npeers) ok = false;
+        else if (NULL == g.peers[procs[i]].addr) missing = true;
+    long in[JOIN_FIXED + JOIN_EXTRA_MAX] = { ok ? 0 : 1, ok ? (long)g.local_addr_len : 0,
+                                              missing ? 1 : 0 };
+    long out[JOIN_FIXED + JOIN_EXTRA_MAX] = { 0 };
+    memcpy(in + JOIN_FIXED, extra, (size_t)n_extra * sizeof(long));
+    int rc = oob->max_all(oob->arg, in, out, JOIN_FIXED + n_extra);
+    *failed_here = !ok;
+    if (0 != rc) return rc;
+    memcpy(extra, out + JOIN_FIXED, (size_t)n_extra * sizeof(long));
+    if (0 != out[0]) return BRAID_ERR_TRANSPORT;
+    if (0 == out[2]) return BRAID_OK;
+    /* records: 8-byte address length, the address */
+    size_t stride = sizeof(uint64_t) + (size_t)out[1];
+    char *all = calloc((size_t)P + 1, stride), *mine = all + (size_t)P * stride;
+    uint64_t l64 = g.local_addr_len;
+    if (NULL == all) return BRAID_ERR_NOMEM;
+    memcpy(mine, &l64, sizeof(l64));
+    memcpy(mine + sizeof(l64), g.local_addr, g.local_addr_len);
+    rc = oob->gather_all(oob->arg, mine, all, stride);
+    for (int i = 0; 0 == rc && i < P; i++) {
+        braid_ucx_peer_t *p = &g.peers[procs[i]];
+        if (NULL != p->addr) continue;
+        memcpy(&l64, all + (size_t)i * stride, sizeof(l64));
+        if (NULL == (p->addr = malloc(l64 ? (size_t)l64 : 1))) rc = BRAID_ERR_NOMEM;
+        else memcpy(p->addr, all + (size_t)i * stride + sizeof(l64), (size_t)l64);
+    }
+    free(all);
+    return rc;
+}
+
 static void count_send(int proc, size_t len)
 {
     if (NULL != g.peer_off_node && g.peer_off_node[proc]) {
@@ -599,7 +653,12 @@ static ucp_ep_h get_ep(int proc)
     if (proc < 0 || proc >= g.npeers) return NULL;
     braid_ucx_peer_t *p = &g.peers[proc];
     ucp_ep_h ep = __atomic_load_n(&p->ep, __ATOMIC_ACQUIRE);   /* a plain load on x86 */
-    return NULL != ep ? ep : create_ep(p, proc);
+    if (NULL != ep) return ep;
+    if (NULL == p->addr) {
+        log_msg(1, "no UCX address for process %d (its communicator never needed UCX)", proc);
+        return NULL;
+    }
+    return create_ep(p, proc);
 }
 
 /* ------------------------------------------------------------------ */
