@@ -412,9 +412,10 @@ int braid_ucx_join(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oob, in
     if (0 == out[2]) return BRAID_OK;
     /* records: 8-byte address length, the address */
     size_t stride = sizeof(uint64_t) + (size_t)out[1];
-    char *all = calloc((size_t)P + 1, stride), *mine = all + (size_t)P * stride;
-    uint64_t l64 = g.local_addr_len;
+    char *all = calloc((size_t)P + 1, stride);
     if (NULL == all) return BRAID_ERR_NOMEM;
+    char *mine = all + (size_t)P * stride;
+    uint64_t l64 = g.local_addr_len;
     memcpy(mine, &l64, sizeof(l64));
     memcpy(mine + sizeof(l64), g.local_addr, g.local_addr_len);
     rc = oob->gather_all(oob->arg, mine, all, stride);
@@ -818,6 +819,11 @@ static int ucx_waitall(void *state, const braid_yield_t *y, int n, braid_req_t *
     int rc = BRAID_OK, frc;
     if (NULL != c->fault && BRAID_OK != (frc = braid_fault_poll(c->fault, false)))
         return abandon_all(n, reqs, frc);
+    /* nothing to wait for (also where this process has no worker: a
+     * shm algorithm's wait on the messages it did not need) */
+    int live = 0;
+    for (int i = 0; i < n; i++) live += NULL != reqs[i];
+    if (0 == live) return BRAID_OK;
     if (NULL != y) return yielding_waitall(c->fault, y, n, reqs);
     if (g.mt) __atomic_fetch_add(&waiters, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < n; i++) {
