@@ -67,7 +67,8 @@ static int allgather_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *
     call.args.rbuf = base;
     call.args.count = block;
     call.args.esize = 1;
-    int rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    int rc = mca_coll_braid_dispatched(braid_dispatch(&m->site, &call), fall_back);
+    if (*fall_back) return rc;
     if (MPI_SUCCESS == rc && !contiguous &&
         OMPI_SUCCESS != mca_coll_braid_unpack(rbuf, rn * (size_t)P, rdtype, base, block * (size_t)P))
         rc = MPI_ERR_INTERN;

@@ -84,7 +84,8 @@ static int allgatherv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t 
     call.args.esize = 1;
     call.args.rcounts = bc;
     call.args.displs = bd;
-    int rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    int rc = mca_coll_braid_dispatched(braid_dispatch(&m->site, &call), fall_back);
+    if (*fall_back) return rc;
     mca_coll_braid_blocks_t blocks = { x->rbuf, x->rcounts, x->displs, x->rdtype };
     if (MPI_SUCCESS == rc && packed) rc = mca_coll_braid_blocks_unpack(&blocks, P, base, bc, bd);
     return rc;

@@ -52,7 +52,8 @@ static int alltoall_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r
     call.args.rbuf = base;
     call.args.count = block;
     call.args.esize = 1;
-    rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    rc = mca_coll_braid_dispatched(braid_dispatch(&m->site, &call), fall_back);
+    if (*fall_back) return rc;
     if (MPI_SUCCESS == rc && !rcontig &&
         OMPI_SUCCESS != mca_coll_braid_unpack(rbuf, rn * P, rdtype, base, block * P))
         rc = MPI_ERR_INTERN;

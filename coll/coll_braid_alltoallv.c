@@ -60,7 +60,8 @@ static int alltoallv_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *
     call.args.displs = bd;
     call.args.scounts = in_place ? NULL : sc;
     call.args.sdispls = in_place ? NULL : sd;
-    rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    rc = mca_coll_braid_dispatched(braid_dispatch(&m->site, &call), fall_back);
+    if (*fall_back) return rc;
     if (MPI_SUCCESS == rc && rpacked) rc = mca_coll_braid_blocks_unpack(&x->r, P, out, bc, bd);
     return rc;
 }

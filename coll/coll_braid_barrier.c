@@ -10,8 +10,10 @@
 static int barrier(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r)
 {
     braid_call_t call;
+    bool fall_back = false;
     if (!mca_coll_braid_call_begin(m, &call, BRAID_COLL_BARRIER, 0, r)) goto fallback;
-    return mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    int rc = mca_coll_braid_dispatched(braid_dispatch(&m->site, &call), &fall_back);
+    if (!fall_back) return rc;
 fallback:
     if (mca_coll_braid_fall_back_in_request(r)) return MPI_SUCCESS;
     return m->prev.coll_barrier(m->comm, m->prev.coll_barrier_module);

@@ -20,7 +20,7 @@
 /* a datatype that is not contiguous: packed, run, unpacked (a device
  * buffer through a host copy of it) */
 static int bcast_packed(mca_coll_braid_module_t *m, braid_call_t *call, void *buf, int count,
-                        MPI_Datatype dtype)
+                        MPI_Datatype dtype, bool *fall_back)
 {
     size_t bytes = call->bytes;
     bool is_root = m->bcomm.rank == call->args.root;
@@ -35,9 +35,9 @@ static int bcast_packed(mca_coll_braid_module_t *m, braid_call_t *call, void *bu
     if (MPI_SUCCESS == rc) {
         braid_call_buffers(call, BRAID_DEVPIPE_BCAST, is_root ? packed : NULL, false,
                            is_root ? NULL : packed, false);
-        rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, call));
+        rc = mca_coll_braid_dispatched(braid_dispatch(&m->site, call), fall_back);
     }
-    if (MPI_SUCCESS == rc && !is_root &&
+    if (MPI_SUCCESS == rc && !is_root && !*fall_back &&
         OMPI_SUCCESS != mca_coll_braid_unpack(buf, (size_t)count, dtype, packed, bytes))
         rc = MPI_ERR_INTERN;
     return mca_coll_braid_host_copies_close(hc, rc);
@@ -49,12 +49,17 @@ static int bcast(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, void *
     size_t bytes = (size_t)(count > 0 ? count : 0) * mca_coll_braid_type_size(dtype);
     if (0 == bytes) return MPI_SUCCESS;
     braid_call_t call;
+    bool fall_back = false;
+    int rc;
     if (!mca_coll_braid_call_begin(m, &call, BRAID_COLL_BCAST, bytes, r)) goto fallback;
     call.args.count = bytes;
     call.args.esize = 1;
     call.args.root = root;
-    if (!mca_coll_braid_is_contiguous(dtype, (size_t)count))
-        return bcast_packed(m, &call, buf, count, dtype);
+    if (!mca_coll_braid_is_contiguous(dtype, (size_t)count)) {
+        rc = bcast_packed(m, &call, buf, count, dtype, &fall_back);
+        if (!fall_back) return rc;
+        goto fallback;
+    }
     bool dev = mca_coll_braid_is_device(buf);
     bool is_root = m->bcomm.rank == root;
     char *base = mca_coll_braid_contig_base(buf, dtype);
@@ -62,13 +67,14 @@ static int bcast(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, void *
     bool staged = dev && (!braid_ucx_supports_cuda() || (alg->options & BRAID_OPT_SHM));
     braid_call_buffers(&call, BRAID_DEVPIPE_BCAST, is_root ? base : NULL, staged,
                        is_root ? NULL : base, staged);
-    return mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    rc = mca_coll_braid_dispatched(braid_dispatch(&m->site, &call), &fall_back);
+    if (!fall_back) return rc;
 fallback:
     if (mca_coll_braid_fall_back_in_request(r)) return MPI_SUCCESS;
     /* the previous module gets host copies of a device buffer */
     const void *none = NULL;
     mca_coll_braid_host_copies_t *hc;
-    int rc = mca_coll_braid_host_copies_open(&hc, &none, 0, dtype, &buf, (size_t)count, dtype,
+    rc = mca_coll_braid_host_copies_open(&hc, &none, 0, dtype, &buf, (size_t)count, dtype,
                                              true);
     if (MPI_SUCCESS == rc)
         rc = m->prev.coll_bcast(buf, count, dtype, root, m->comm, m->prev.coll_bcast_module);

@@ -78,7 +78,11 @@ typedef struct mca_coll_braid_component_t {
     int output;            /* opal_output stream */
     bool params_valid;     /* false: an invalid value was given, abort MPI_Init */
     bool disabled;         /* UCX could not start: braid stays out of the way */
-    bool transport_ready;  /* addresses of every process of the job are known */
+    bool transport_ready;  /* braid runs on communicators: UCX is up, or starts on first need */
+    int ucx_first_need_param; /* coll_braid_ucx_first_need */
+    /* UCX starts at a communicator's first need of it, not in MPI_Init
+     * (a job on one node: coll_braid_transport.c), agreed by every process */
+    bool ucx_first_need;
     bool progress_registered; /* mca_coll_braid_progress is in opal_progress */
     /* MPI_THREAD_MULTIPLE, known at init_query: collectives on different
      * communicators may run at once. Everything a module owns (sequence

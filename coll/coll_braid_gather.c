@@ -100,7 +100,8 @@ static int rooted_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r, 
     call.args.count = block;
     call.args.esize = 1;
     call.args.root = x->root;
-    rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    rc = mca_coll_braid_dispatched(braid_dispatch(&m->site, &call), fall_back);
+    if (*fall_back) return rc;
     if (MPI_SUCCESS == rc && out_packed) {
         size_t n = gather ? elems(x->rcount) * P : elems(x->rcount);
         if (OMPI_SUCCESS != mca_coll_braid_unpack(x->rbuf, n, x->rdtype, out, gather ? block * P : block))

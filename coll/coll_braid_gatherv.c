@@ -88,7 +88,8 @@ static int vrooted_host(mca_coll_braid_module_t *m, mca_coll_braid_request_t *r,
     call.args.displs = gather ? bd : NULL;
     call.args.scounts = gather ? NULL : bc;
     call.args.sdispls = gather ? NULL : bd;
-    rc = mca_coll_braid_to_mpi_error(braid_dispatch(&m->site, &call));
+    rc = mca_coll_braid_dispatched(braid_dispatch(&m->site, &call), fall_back);
+    if (*fall_back) return rc;
     if (MPI_SUCCESS != rc) return rc;
     if (gather && blocks_packed) return mca_coll_braid_blocks_unpack(&x->blocks, P, blocks, bc, bd);
     if (!gather && own_packed &&

@@ -12,6 +12,13 @@
 
 #include "braid_algo.h"
 
+int mca_coll_braid_dispatched(int braid_rc, bool *fall_back)
+{
+    if (BRAID_ERR_UNSUPPORTED != braid_rc) return mca_coll_braid_to_mpi_error(braid_rc);
+    *fall_back = true;
+    return MPI_SUCCESS;
+}
+
 void mca_coll_braid_log(int level, const char *fmt, ...)
 {
     char buf[1024];

@@ -261,6 +261,12 @@ static int fault_check(void *arg)
     return MCA_COLL_BRAID_REVOKED == err ? BRAID_ERR_REVOKED : BRAID_ERR_PROC_FAILED;
 }
 
+/* where UCX starts on first need (braid_site_hooks_t.messages) */
+static int site_messages(void *arg, const braid_call_t *call)
+{
+    return mca_coll_braid_transport_need((mca_coll_braid_module_t *)arg, call);
+}
+
 static const braid_site_hooks_t site_hooks = {
     .begin = site_begin, .staged_run = mca_coll_braid_cuda_run, .wait = site_wait, .log = site_log,
 };
@@ -319,6 +325,7 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
     hooks.arg = m;
     braid_site_init(&m->site, &m->bcomm, &mca_coll_braid_site_conf, &hooks);
     m->site.name = comm->c_name;
+    if (c->ucx_first_need) m->site.hooks.messages = site_messages;
     if (mca_coll_braid_ft_enabled()) {
         m->fault.check = fault_check;
         m->fault.arg = m;
@@ -333,7 +340,7 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
      * hundred us for the first one; docs/BENCHMARKS.md "Communicator cost
      * and the first call"). A failure here is not fatal: the endpoint is tried again at
      * its first message. */
-    if (P > 1 && P <= c->preconnect) {
+    if (P > 1 && P <= c->preconnect && !c->ucx_first_need) {
         bool connected = BRAID_OK == braid_ucx_comm_connect(m->tcomm);
         if (!connected)
             opal_output_verbose(1, c->output, "braid: %s: some UCX endpoints could not be made "

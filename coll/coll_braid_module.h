@@ -125,6 +125,15 @@ typedef struct mca_coll_braid_module_t {
      * site, the transport and the segment poll (NULL pointers there
      * otherwise) */
     braid_fault_t fault;
+    /* UCX on this communicator where the job starts it on first need
+     * (mca_coll_braid_component.ucx_first_need): 0 not yet, 1 up, -1 it
+     * could not start; ucx_nb_from: the first nonblocking post, by its
+     * number, that may use it (the others fall back, on every rank alike);
+     * ucx_wanted: a nonblocking call fell back for want of it, so the next
+     * blocking call starts it */
+    int ucx;
+    uint64_t ucx_nb_from;
+    bool ucx_wanted;
 } mca_coll_braid_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
@@ -137,6 +146,17 @@ int mca_coll_braid_group_id_take(mca_coll_braid_module_t *m, uint32_t *id);
 /* Bring UCX up on comm, which holds every process of the job: join its
  * early start, exchange addresses and nodes (coll_braid_transport.c). */
 int mca_coll_braid_transport_boot(mca_coll_braid_module_t *m, ompi_communicator_t *comm);
+
+/* Where UCX starts on first need: whether a call of m (NULL req: a
+ * blocking one) whose algorithm sends messages may run (BRAID_OK) or
+ * falls back (BRAID_ERR_UNSUPPORTED), the same on every rank. A blocking
+ * call after the shared-memory tier's set-up starts UCX on m at once
+ * (collective over the previous module); a nonblocking one falls back
+ * until a blocking call has (coll_braid_transport.c). */
+int mca_coll_braid_transport_need(mca_coll_braid_module_t *m, const braid_call_t *call);
+/* Start UCX on m now (collective over m, in a blocking call or a
+ * persistent init); sets m->ucx */
+void mca_coll_braid_transport_join(mca_coll_braid_module_t *m);
 
 /* The binding for a call whose pair is not m->op_last's (coll_braid_op.c):
  * a pair with a kernel gets the process's binding of it (made once, kept

@@ -130,6 +130,14 @@ static const int_param_t int_params[] = {
       "thread mode, UCS_THREAD_MODE_MULTI (0), or with braid's mutex around every worker "
       "call (1; chosen anyway when UCX was built without thread support). No effect on "
       "single-threaded jobs, which take no lock" },
+    { "ucx_first_need", &C->ucx_first_need_param, 1, 0, 1, 0, { 0, 0 },
+      "0 (UCX starts in MPI_Init), 1 (on a communicator's first need of it)", OPAL_INFO_LVL_6,
+      MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
+      "In a job whose processes share one node, start braid's UCX worker when a communicator "
+      "first runs an algorithm that sends messages (1), so that a job whose collectives all "
+      "go through the shared-memory tier never starts it; or in MPI_Init (0), as every job "
+      "on several nodes does. Until then a communicator's first calls and the nonblocking "
+      "calls that need UCX run on the previous component" },
     { "shm", &C->shm_enable, 1, 0, 1, 0, { 0, 0 },
       "0 (no shared-memory tier), 1 (one segment per one-node communicator)", OPAL_INFO_LVL_5,
       MCA_BASE_VAR_SCOPE_ALL_EQ, 0,

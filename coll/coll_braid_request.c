@@ -366,6 +366,8 @@ int mca_coll_braid_request_persist(mca_coll_base_module_t *module, const mca_col
         return rc;
     }
     core->chan = mca_coll_braid_shm_channel_take(m, &core->chan_shm);
+    /* made to be started many times: UCX now, if it starts on first need */
+    mca_coll_braid_transport_join(m);
     core->view = m->bcomm;
     core->view.shm = core->chan >= 0 ? &core->chan_shm : NULL;
     /* the hierarchical allreduce's views are made on first use: now, while

@@ -135,7 +135,11 @@ static inline bool mca_coll_braid_call_begin(mca_coll_braid_module_t *m, braid_c
                                              braid_coll_t coll, size_t bytes,
                                              mca_coll_braid_request_t *r)
 {
-    if (NULL == r) mca_coll_braid_shm_tick(m);
+    if (NULL == r) {
+        mca_coll_braid_shm_tick(m);
+        /* a nonblocking call fell back for want of UCX: start it now */
+        if (__builtin_expect(m->ucx_wanted, 0)) mca_coll_braid_transport_join(m);
+    }
     return braid_call_init(&m->site, call, coll, bytes, NULL == r ? NULL : &r->core);
 }
 

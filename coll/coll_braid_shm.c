@@ -55,6 +55,21 @@ static void tier_say(void *arg, int level, const char *msg)
     else opal_output_verbose(level, cmp()->output, "braid: %s: %s", name, msg);
 }
 
+/* the set-up's agreements over the previous module, where UCX starts on
+ * first need (braid_shm_tier_hooks_t.host_allreduce, host_bcast) */
+static int tier_host_allreduce(void *arg, uint64_t *v, int n, bool max)
+{
+    mca_coll_braid_module_t *m = arg;
+    return m->prev.coll_allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, max ? MPI_MAX : MPI_BAND,
+                                  m->comm, m->prev.coll_allreduce_module);
+}
+
+static int tier_host_bcast(void *arg, void *buf, size_t bytes)
+{
+    mca_coll_braid_module_t *m = arg;
+    return m->prev.coll_bcast(buf, (int)bytes, MPI_BYTE, 0, m->comm, m->prev.coll_bcast_module);
+}
+
 static void setup_tier(mca_coll_braid_module_t *m);
 
 /* The tier's set-up, a collective of the blocking calls' order: the
@@ -94,7 +109,11 @@ static void setup_tier(mca_coll_braid_module_t *m)
         .nb_channel = group == &m->bcomm,
     };
     braid_shm_tier_hooks_t hooks = { m, tier_begin, tier_idle, tier_unreadable, tier_say,
-                                     tier_nb_posted, m->site.fault };
+                                     tier_nb_posted, m->site.fault, NULL, NULL };
+    if (c->ucx_first_need) {
+        hooks.host_allreduce = tier_host_allreduce;
+        hooks.host_bcast = tier_host_bcast;
+    }
     /* choices made without the segment are stale */
     if (braid_shm_tier_up(&m->shm, &m->bcomm, group, &conf, &hooks)) braid_site_forget(&m->site);
 }

@@ -192,6 +192,7 @@ static void number_nonblocking(braid_site_t *s, braid_call_t *call)
 {
     uint64_t n = s->conf->shared ? __atomic_add_fetch(&s->nb_calls, 1, __ATOMIC_RELAXED) : ++s->nb_calls;
     call->seq = s->hooks.begin(s->hooks.arg, true);
+    call->nb_number = n;
     call->nb_ring = n >= s->nb_from && NULL != s->nb_view.shm;
 }
 
@@ -205,6 +206,7 @@ bool braid_call_init(braid_site_t *s, braid_call_t *call, braid_coll_t coll, siz
     call->req = req;
     call->bytes = bytes;
     call->nb_ring = false;
+    call->nb_number = 0;
     call->seq = 0;
     /* a nonblocking call's number now, in post order (its fallback, if
      * any, is the same on every rank and consumes it everywhere) */
@@ -552,6 +554,17 @@ static int fault_settle(braid_site_t *s, const braid_call_t *call, int rc)
     }
 }
 
+/* alg sends messages on this call: a message algorithm, or a shm one
+ * that sends the blocks its segment cannot carry where there is no
+ * single-copy reader */
+static bool sends_messages(braid_site_t *s, const braid_call_t *call, const braid_algorithm_t *alg)
+{
+    if (!(alg->options & BRAID_OPT_SHM)) return true;
+    if (!(alg->options & BRAID_OPT_SHM_MESSAGES)) return false;
+    const braid_comm_t *c = braid_call_shm_comm(s, call);
+    return NULL == c->shm || NULL == c->shm->read;
+}
+
 int braid_dispatch(braid_site_t *s, braid_call_t *call)
 {
     const braid_algorithm_t *alg = call->alg;
@@ -563,6 +576,10 @@ int braid_dispatch(braid_site_t *s, braid_call_t *call)
      * fallback must be decided before its first wait, on every rank alike */
     if (!braid_row_takes_op(alg, s->comm->size, call->args.op.commutative, call->args.exact))
         return BRAID_ERR_UNSUPPORTED;
+    if (NULL != s->hooks.messages && sends_messages(s, call, alg)) {
+        int rc = s->hooks.messages(s->hooks.arg, call);
+        if (BRAID_OK != rc) return rc;
+    }
     if (alg->options & BRAID_OPT_HIER) {
         int rc = hier_for(s, call);
         if (BRAID_OK != rc) return rc;

@@ -42,6 +42,7 @@ typedef struct braid_call {
     const braid_algorithm_t *alg; /* choice.alg's registry row (NULL: none) */
     braid_coll_args_t args;       /* sbuf, rbuf set by the entry point unless pipelined */
     bool nb_ring;                 /* a nonblocking call on the site's nonblocking ring */
+    uint64_t nb_number;           /* a nonblocking call's number among the site's posts (from 1) */
     uint32_t seq;                 /* its sequence number, the transport's tags' */
     braid_yield_t yield;          /* a request's: how its waits give its fiber's thread back */
     /* allreduce, reduce, bcast on contiguous buffers: this rank's input
@@ -83,6 +84,10 @@ typedef struct braid_site_hooks {
     void (*wait)(void *arg);
     /* one line at a verbosity level (0: always) */
     void (*log)(void *arg, int level, const char *msg);
+    /* NULL, or asked before a call whose algorithm sends messages runs:
+     * BRAID_OK, or another code for the call to fall back (a host that
+     * starts its transport on first need); the same answer on every rank */
+    int (*messages)(void *arg, const braid_call_t *call);
 } braid_site_hooks_t;
 
 /* A site: a communicator as the dispatch sees it - its views, choice

@@ -68,8 +68,10 @@ enum {
     BRAID_OPT_HIER = 1u << 3,       /* needs a->hier: the node and leader views */
     BRAID_OPT_SHM = 1u << 4,        /* needs c->shm: the node's shared-memory segment,
                                        and one rank's bytes within its slot */
-    BRAID_OPT_SHM_DIRECT = 1u << 5  /* with BRAID_OPT_SHM: any size when the segment has a
+    BRAID_OPT_SHM_DIRECT = 1u << 5, /* with BRAID_OPT_SHM: any size when the segment has a
                                        single-copy reader (braid_shm_direct) */
+    BRAID_OPT_SHM_MESSAGES = 1u << 6 /* with BRAID_OPT_SHM: blocks its slots cannot hold go as
+                                       messages where the segment has no single-copy reader */
 };
 
 /* What an algorithm does with a non-commutative op (braid_alg_takes_op). */
@@ -152,15 +154,18 @@ typedef enum braid_noncomm {
 
 #define BRAID_ALLTOALLV_ALGORITHMS(X)                                           \
     X(ALLTOALLV, alltoallv, PAIRWISE, pairwise, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP) \
-    X(ALLTOALLV, alltoallv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
+    X(ALLTOALLV, alltoallv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT | BRAID_OPT_SHM_MESSAGES, \
+      BRAID_NONCOMM_NO_OP)
 
 #define BRAID_GATHERV_ALGORITHMS(X)                                             \
     X(GATHERV, gatherv, LINEAR, linear, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)    \
-    X(GATHERV, gatherv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
+    X(GATHERV, gatherv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT | BRAID_OPT_SHM_MESSAGES, \
+      BRAID_NONCOMM_NO_OP)
 
 #define BRAID_SCATTERV_ALGORITHMS(X)                                            \
     X(SCATTERV, scatterv, LINEAR, linear, BRAID_OPT_NONE, BRAID_NONCOMM_NO_OP)  \
-    X(SCATTERV, scatterv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT, BRAID_NONCOMM_NO_OP)
+    X(SCATTERV, scatterv, SHM, shm, BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT | BRAID_OPT_SHM_MESSAGES, \
+      BRAID_NONCOMM_NO_OP)
 
 /* Every collective's list, in braid_coll_t order. */
 #define BRAID_ALL_ALGORITHMS(X)                                                   \

@@ -109,6 +109,20 @@ int braid_ucx_bootstrap(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oo
                         uint64_t node_key, bool flag, bool *flag_any, bool *failed_here,
                         uint64_t **node_keys);
 
+/* A communicator's first need of UCX in a job that starts it on first
+ * need (the communicator's processes only, over the host's collectives on
+ * it: oob, whose nprocs and me are the communicator's; procs[i] the
+ * process index of its rank i, job_procs the job's processes): this
+ * process's worker starts if it has not (braid_ucx_init), one MAX agrees
+ * on success, on the longest address, on whether any rank lacks an
+ * address of the communicator's processes and on n_extra longs of the
+ * caller's (extra, MAXed in place); where one lacks some, an allgather of
+ * addresses installs them. Collective over the communicator: the outcome
+ * is the same on every rank. BRAID_ERR_TRANSPORT: some process could not
+ * start (*failed_here: this one); UCX stays as it was. */
+int braid_ucx_join(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oob, int job_procs,
+                   const int *procs, long *extra, int n_extra, bool *failed_here);
+
 /* Messages and bytes this process has sent, by whether the peer is on this
  * node (counted from the first send after braid_ucx_set_nodes; before it
  * every peer counts as on this node). The address is stable for the life of

@@ -112,6 +112,12 @@ static void agree_and_max(braid_shm_tier_t *t, braid_comm_t *comm, uint64_t v[2]
     a.op.fn = and_max_u64;
     a.op.commutative = true;
     a.exact = true;
+    const braid_shm_tier_hooks_t *h = &t->hooks;
+    if (NULL != h->host_allreduce) {
+        if (0 != h->host_allreduce(h->arg, &v[0], 1, false) || 0 != h->host_allreduce(h->arg, &v[1], 1, true))
+            v[0] = v[1] = 0;
+        return;
+    }
     if (BRAID_OK != run_step(t, braid_allreduce_recursive_doubling, comm, &a)) v[0] = v[1] = 0;
 }
 
@@ -127,6 +133,7 @@ static uint64_t agree_mask(braid_shm_tier_t *t, braid_comm_t *comm, uint64_t min
     a.op.fn = and_u64;
     a.op.commutative = true;
     a.exact = true;
+    if (NULL != t->hooks.host_allreduce) return 0 == t->hooks.host_allreduce(t->hooks.arg, &v, 1, false) ? v : 0;
     return BRAID_OK == run_step(t, braid_allreduce_recursive_doubling, comm, &a) ? v : 0;
 }
 
@@ -224,7 +231,10 @@ static bool map(braid_shm_tier_t *t, braid_comm_t *comm, braid_comm_t *group, si
     a.rbuf = &offer;
     a.count = sizeof(offer);
     a.esize = 1;
-    if (BRAID_OK != run_step(t, braid_bcast_binomial, group, &a)) {
+    int rc = NULL != t->hooks.host_bcast && group == comm
+                 ? (0 == t->hooks.host_bcast(t->hooks.arg, &offer, sizeof(offer)) ? BRAID_OK : BRAID_ERR_TRANSPORT)
+                 : run_step(t, braid_bcast_binomial, group, &a);
+    if (BRAID_OK != rc) {
         snprintf(err, errlen, "the segment's name did not arrive");
         return false;
     }

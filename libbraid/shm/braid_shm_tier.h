@@ -69,6 +69,13 @@ typedef struct braid_shm_tier_hooks {
     void (*say)(void *arg, int level, const char *msg);         /* 0: a warning for the user */
     uint64_t (*nb_posted)(void *arg);          /* nonblocking calls numbered so far */
     braid_fault_t *fault;       /* the communicator's failure state (NULL: none) */
+    /* NULL, or the set-up's agreements go through the host's collectives
+     * instead of braid's messages (a host whose transport may not be up;
+     * one node only: the group is the whole communicator): v[0..n) of
+     * every rank combined in place, by AND (max false) or MAX (max true);
+     * `bytes` of group rank 0's buf to every rank. A nonzero return: failed */
+    int (*host_allreduce)(void *arg, uint64_t *v, int n, bool max);
+    int (*host_bcast)(void *arg, void *buf, size_t bytes);
 } braid_shm_tier_hooks_t;
 
 /* A tier: a communicator's shared-memory segment as its calls use it -

@@ -7,7 +7,10 @@
  *    unchanged by every collective and communicator after it - no
  *    collective makes an endpoint, so none pays for one; with MODE lazy
  *    (run with coll_braid_preconnect=0) none after MPI_Init, made by the
- *    first messages, at most P-1 in all;
+ *    first messages, at most P-1 in all; with MODE first_need (a job on
+ *    one node, where UCX starts on a communicator's first need of it) none
+ *    after MPI_Init nor after 101 8-byte allreduces on MPI_COMM_WORLD
+ *    (the shared-memory tier's), at most P-1 after 64 KiB calls;
  *  - CYCLES MPI_Comm_dup + MPI_Allreduce + MPI_Comm_free cycles (a dup or a
  *    reversed split of MPI_COMM_WORLD in turn, one 8-byte and one 4-long
  *    allreduce each, values checked): the endpoint count does not move and
@@ -25,7 +28,7 @@
  * Under AddressSanitizer the allocation and RSS checks are off (its
  * allocator cannot be wrapped this way, its quarantine keeps freed memory).
  *
- * usage: mpi_comm_cost CYCLES [preconnect|lazy]
+ * usage: mpi_comm_cost CYCLES [preconnect|lazy|first_need]
  */
 #include "mpi_test_common.h"
 
@@ -223,7 +226,8 @@ int main(int argc, char **argv)
 {
     int cycles = argc > 1 ? atoi(argv[1]) : 1000;
     const char *mode = argc > 2 ? argv[2] : "preconnect";
-    int lazy = 0 == strcmp(mode, "lazy");
+    int first_need = 0 == strcmp(mode, "first_need");
+    int lazy = first_need || 0 == strcmp(mode, "lazy");
     int provided;
     MPI_Init(&argc, &argv);
     /* before anything that could run a collective */
@@ -232,7 +236,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     if (cycles < 10 || (!lazy && 0 != strcmp(mode, "preconnect"))) {
-        if (0 == rank) fprintf(stderr, "usage: mpi_comm_cost CYCLES>=10 [preconnect|lazy]\n");
+        if (0 == rank) fprintf(stderr, "usage: mpi_comm_cost CYCLES>=10 [preconnect|lazy|first_need]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int idx, count;
@@ -254,7 +258,10 @@ int main(int argc, char **argv)
     long bad = call(K_ALLREDUCE, MPI_COMM_WORLD, 1, 0);
     double first_us = now_us() - t0;
     unsigned long long e_first = endpoints();
-    if (lazy) {
+    if (first_need) {
+        mt_check(0 == e_init, "first_need: %llu endpoints after MPI_Init, expected none", e_init);
+        mt_check(0 == e_first, "first_need: the first allreduce made %llu endpoint(s)", e_first);
+    } else if (lazy) {
         mt_check(0 == e_init, "lazy: %llu endpoints after MPI_Init, expected none", e_init);
         mt_check(e_first >= 1 && e_first <= (unsigned long long)P - 1,
                  "lazy: %llu endpoints after the first allreduce, expected 1..%d", e_first, P - 1);
@@ -267,6 +274,8 @@ int main(int argc, char **argv)
     double t1 = now_us();
     for (int i = 0; i < 100; i++) bad += call(K_ALLREDUCE, MPI_COMM_WORLD, 1, i);
     double steady_us = (now_us() - t1) / 100;
+    if (first_need)
+        mt_check(0 == endpoints(), "first_need: 8-byte allreduces made %llu endpoint(s)", endpoints());
 
     /* every collective on a fresh communicator: values, then no allocation per call */
     MPI_Comm comm;

@@ -16,7 +16,10 @@
  * a persistent request, which carries its own number and keeps its
  * choice; with a
  * progress-thread size (progress_thread_bytes), a request that large leaves its post
- * before its first message.
+ * before its first message; a host's messages hook (a transport started
+ * on first need) is asked before a message algorithm runs, with the
+ * nonblocking call's number, and its refusal falls back before any
+ * message or call number.
  */
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +37,9 @@ typedef struct dp_rank {
     uint32_t nb_calls;          /* ... of which by nonblocking posts */
     char last[256];             /* the last line logged */
     int lines;
+    int messages_rc;            /* what the messages hook answers */
+    int messages_asked;
+    uint64_t messages_nb;       /* the nb_number of the last call it was asked about */
 } dp_rank_t;
 
 typedef struct dp_case {
@@ -56,6 +62,14 @@ static void dp_log(void *arg, int level, const char *msg)
     (void)level;
     snprintf(r->last, sizeof r->last, "%s", msg);
     r->lines++;
+}
+
+static int dp_messages(void *arg, const braid_call_t *call)
+{
+    dp_rank_t *r = arg;
+    r->messages_asked++;
+    r->messages_nb = call->nb_number;
+    return r->messages_rc;
 }
 
 static void sum_i64(const void *in, void *inout, size_t n, void *arg)
@@ -265,6 +279,34 @@ static int dp_rank_body(braid_comm_t *c, void *arg)
         DP_CHECK(BRAID_ERR_UNSUPPORTED == rc, "non-commutative op: rc %d", rc);
         DP_CHECK(c->stats.msgs_sent == sent, "non-commutative op: messages sent before refusing");
     }
+
+    /* the messages hook: asked before a message algorithm (no segment
+     * here) runs; its refusal falls back before any message and before
+     * the blocking call takes a number; a nonblocking call shows its number */
+    braid_site_forget(&s);
+    s.hooks.messages = dp_messages;
+    R->messages_rc = BRAID_ERR_UNSUPPORTED;
+    uint64_t sent = c->stats.msgs_sent;
+    uint32_t calls = R->calls;
+    dp_fill(buf, c->rank);
+    rc = dp_allreduce(&s, NULL, sum_i64, true, buf);
+    DP_CHECK(BRAID_ERR_UNSUPPORTED == rc && 1 == R->messages_asked && 0 == R->messages_nb,
+             "refused blocking call: rc %d, hook asked %d times", rc, R->messages_asked);
+    DP_CHECK(c->stats.msgs_sent == sent && R->calls == calls,
+             "refused blocking call: messages sent or a call number taken");
+    braid_task_prepare(&j.task, BRAID_TASK_NONBLOCKING, -1);
+    rc = dp_run_task(&j, BRAID_TASK_NONBLOCKING, 0);
+    DP_CHECK(BRAID_TASK_FELL_BACK == rc || BRAID_ERR_UNSUPPORTED == rc,
+             "refused nonblocking call: rc %d", rc);
+    DP_CHECK(2 == R->messages_asked && s.nb_calls == R->messages_nb,
+             "hook asked %d times, nonblocking number %llu (site: %llu)", R->messages_asked,
+             (unsigned long long)R->messages_nb, (unsigned long long)s.nb_calls);
+    braid_task_release(&j.task);
+    R->messages_rc = BRAID_OK;
+    dp_fill(buf, c->rank);
+    rc = dp_allreduce(&s, NULL, sum_i64, true, buf);
+    DP_CHECK(BRAID_OK == rc && dp_values_ok(buf, P) && 3 == R->messages_asked,
+             "allowed blocking call: rc %d or wrong values", rc);
     braid_site_fini(&s);
     return BRAID_OK;
 }
