@@ -55,9 +55,22 @@ typedef ompi_disp_array_t braid_displs_t;
 #define braid_displs_are_int(a) (!ompi_disp_array_is_64bit(a))
 #define braid_counts_int(a)     ((const int *)ompi_count_array_ptr(a))
 #define braid_displs_int(a)     ((const int *)ompi_disp_array_ptr(a))
-/* braid's int arrays as the interface's, for the previous module */
-#define BRAID_COUNTS(p) ompi_count_array_create(p)
-#define BRAID_DISPLS(p) ompi_disp_array_create(p)
+/* braid's int arrays as the interface's, for the previous module (the
+ * _init form: every main with this interface has it; _create came later) */
+static inline braid_counts_t braid_counts_of(const int *p)
+{
+    braid_counts_t a;
+    ompi_count_array_init(&a, p);
+    return a;
+}
+static inline braid_displs_t braid_displs_of(const int *p)
+{
+    braid_displs_t a;
+    ompi_disp_array_init(&a, p);
+    return a;
+}
+#define BRAID_COUNTS(p) braid_counts_of(p)
+#define BRAID_DISPLS(p) braid_displs_of(p)
 #else
 #define BRAID_COLL_V3           0
 typedef int braid_count_t;

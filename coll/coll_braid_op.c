@@ -73,18 +73,32 @@ static braid_ktype_t kernel_type(MPI_Datatype t)
         { MPI_AINT, sizeof(MPI_Aint), 1 },
         { MPI_OFFSET, sizeof(MPI_Offset), 1 },
         { MPI_COUNT, sizeof(MPI_Count), 1 },
-        /* Fortran: sizes from MPI (0) */
+        /* Fortran: sizes from MPI (0); the sized ones only where Open MPI
+         * was built with a Fortran compiler that has them */
         { MPI_INTEGER, 0, 1 },
+#ifdef MPI_INTEGER1
         { MPI_INTEGER1, 0, 1 },
+#endif
+#ifdef MPI_INTEGER2
         { MPI_INTEGER2, 0, 1 },
+#endif
+#ifdef MPI_INTEGER4
         { MPI_INTEGER4, 0, 1 },
+#endif
+#ifdef MPI_INTEGER8
         { MPI_INTEGER8, 0, 1 },
+#endif
         { MPI_LOGICAL, 0, 1 },   /* .TRUE. is 1: logical ops as on an integer */
     };
     static const struct { MPI_Datatype type; braid_ktype_t kt; } others[] = {
         { MPI_FLOAT, BRAID_KT_FLOAT }, { MPI_DOUBLE, BRAID_KT_DOUBLE },
-        { MPI_REAL, BRAID_KT_FLOAT }, { MPI_REAL4, BRAID_KT_FLOAT },
-        { MPI_DOUBLE_PRECISION, BRAID_KT_DOUBLE }, { MPI_REAL8, BRAID_KT_DOUBLE },
+        { MPI_REAL, BRAID_KT_FLOAT }, { MPI_DOUBLE_PRECISION, BRAID_KT_DOUBLE },
+#ifdef MPI_REAL4
+        { MPI_REAL4, BRAID_KT_FLOAT },
+#endif
+#ifdef MPI_REAL8
+        { MPI_REAL8, BRAID_KT_DOUBLE },
+#endif
         { MPI_LONG_DOUBLE, BRAID_KT_LDOUBLE },
         { MPI_C_FLOAT_COMPLEX, BRAID_KT_CFLOAT }, { MPI_C_DOUBLE_COMPLEX, BRAID_KT_CDOUBLE },
         { MPI_C_LONG_DOUBLE_COMPLEX, BRAID_KT_CLDOUBLE },

@@ -191,7 +191,10 @@ test_braid() {
     (cd "$top" && { [ -x configure ] || ./autogen.sh >/dev/null 2>&1; })
     mkdir -p "$bbuild"
     cd "$bbuild"
-    [ -f Makefile ] || "$top/configure" -q --with-ompi="$prefix" --with-component-dir="$bbuild/component"
+    # the component headers opal_config.h names that make install leaves
+    # out (threads/pthreads, timer/linux) come from the source tree
+    [ -f Makefile ] || "$top/configure" -q --with-ompi="$prefix" --with-ompi-source="$src" \
+        --with-component-dir="$bbuild/component"
     make -j"$jobs" >/dev/null
     local rc=0
     # shellcheck disable=SC2016

@@ -51,10 +51,23 @@ typedef struct { const char *name; MPI_Op op; } named_op_t;
 typedef enum { K_INT, K_FLOAT, K_DOUBLE, K_LDOUBLE, K_CFLOAT, K_CDOUBLE, K_CLDOUBLE,
                K_LOGICAL, K_PAIR } kind_t;
 
+/* the sized Fortran types exist where Open MPI was built with a Fortran
+ * compiler that has them */
+#ifdef MPI_REAL4
+#define REAL4 MPI_REAL4
+#else
+#define REAL4 MPI_DATATYPE_NULL
+#endif
+#ifdef MPI_REAL8
+#define REAL8 MPI_REAL8
+#else
+#define REAL8 MPI_DATATYPE_NULL
+#endif
+
 static bool type_kind(MPI_Datatype t, kind_t *k)
 {
-    if (t == MPI_FLOAT || t == MPI_REAL || t == MPI_REAL4) *k = K_FLOAT;
-    else if (t == MPI_DOUBLE || t == MPI_DOUBLE_PRECISION || t == MPI_REAL8) *k = K_DOUBLE;
+    if (t == MPI_FLOAT || t == MPI_REAL || t == REAL4) *k = K_FLOAT;
+    else if (t == MPI_DOUBLE || t == MPI_DOUBLE_PRECISION || t == REAL8) *k = K_DOUBLE;
     else if (t == MPI_LONG_DOUBLE) *k = K_LDOUBLE;
     else if (t == MPI_C_FLOAT_COMPLEX || t == MPI_COMPLEX || t == MPI_C_COMPLEX) *k = K_CFLOAT;
     else if (t == MPI_C_DOUBLE_COMPLEX || t == MPI_DOUBLE_COMPLEX) *k = K_CDOUBLE;
@@ -246,9 +259,24 @@ int main(int argc, char **argv)
         { "MPI_DOUBLE_COMPLEX", MPI_DOUBLE_COMPLEX, -1 }, { "MPI_LOGICAL", MPI_LOGICAL, -1 },
         { "MPI_2REAL", MPI_2REAL, -1 }, { "MPI_2DOUBLE_PRECISION", MPI_2DOUBLE_PRECISION, -1 },
         { "MPI_2INTEGER", MPI_2INTEGER, -1 },
-        { "MPI_INTEGER1", MPI_INTEGER1, 1 }, { "MPI_INTEGER2", MPI_INTEGER2, 1 },
-        { "MPI_INTEGER4", MPI_INTEGER4, 1 }, { "MPI_INTEGER8", MPI_INTEGER8, 1 },
-        { "MPI_REAL4", MPI_REAL4, -1 }, { "MPI_REAL8", MPI_REAL8, -1 },
+#ifdef MPI_INTEGER1
+        { "MPI_INTEGER1", MPI_INTEGER1, 1 },
+#endif
+#ifdef MPI_INTEGER2
+        { "MPI_INTEGER2", MPI_INTEGER2, 1 },
+#endif
+#ifdef MPI_INTEGER4
+        { "MPI_INTEGER4", MPI_INTEGER4, 1 },
+#endif
+#ifdef MPI_INTEGER8
+        { "MPI_INTEGER8", MPI_INTEGER8, 1 },
+#endif
+#ifdef MPI_REAL4
+        { "MPI_REAL4", MPI_REAL4, -1 },
+#endif
+#ifdef MPI_REAL8
+        { "MPI_REAL8", MPI_REAL8, -1 },
+#endif
     };
     const named_op_t ops[] = {
         { "SUM", MPI_SUM }, { "PROD", MPI_PROD }, { "MIN", MPI_MIN }, { "MAX", MPI_MAX },
