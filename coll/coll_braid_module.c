@@ -48,6 +48,37 @@ static void release_prev(mca_coll_braid_module_t *m)
     MCA_COLL_BRAID_REQUESTS(RELEASE_PREV)
 }
 
+#if BRAID_COLL_V3
+/* The coll interface 3.0.0 (Open MPI main) leaves the communicator's
+ * function table to the modules: each installs its functions at the end of
+ * its enable, over what the modules enabled before it installed (braid
+ * kept those as prev), and its disable - called in the reverse order -
+ * puts back what it replaced where its own are still there. 4.1 and 5.0
+ * copy the module's functions into the table themselves. */
+#define INSTALL(name)                                                                             \
+    if (NULL != m->super.coll_##name) {                                                          \
+        m->comm->c_coll->coll_##name = m->super.coll_##name;                                     \
+        m->comm->c_coll->coll_##name##_module = &m->super;                                       \
+    }
+#define UNINSTALL(name)                                                                           \
+    if (NULL != m->super.coll_##name && &m->super == comm->c_coll->coll_##name##_module) {       \
+        comm->c_coll->coll_##name = m->prev.coll_##name;                                         \
+        comm->c_coll->coll_##name##_module = m->prev.coll_##name##_module;                       \
+    }
+
+static void install(mca_coll_braid_module_t *m)
+{
+    MCA_COLL_BRAID_BLOCKING(INSTALL)
+    MCA_COLL_BRAID_REQUESTS(INSTALL)
+}
+
+static void uninstall(mca_coll_braid_module_t *m, ompi_communicator_t *comm)
+{
+    MCA_COLL_BRAID_BLOCKING(UNINSTALL)
+    MCA_COLL_BRAID_REQUESTS(UNINSTALL)
+}
+#endif
+
 static void braid_module_destruct(mca_coll_braid_module_t *m)
 {
     release_prev(m);
@@ -134,6 +165,9 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
  * does it. Braid runs no collective after this. */
 static int braid_module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
+#if BRAID_COLL_V3
+    uninstall((mca_coll_braid_module_t *)module, comm);
+#endif
     release_prev((mca_coll_braid_module_t *)module);
     return OMPI_SUCCESS;
 }
@@ -352,6 +386,9 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
         m->site.scratch.fail_alloc = 1;
         m->site.scratch.allocs_before_failure = (unsigned)c->inject_alloc_failure;
     }
+#if BRAID_COLL_V3
+    install(m);
+#endif
     opal_output_verbose(10, c->output, "braid: enabled on %s (cid %u, np=%d)", comm->c_name,
                         cid, P);
     return OMPI_SUCCESS;
