@@ -129,7 +129,7 @@ START_TEST(option_keys)
 {
     braid_coll_t coll = (braid_coll_t)_i;
     const unsigned known = BRAID_OPT_CHUNK | BRAID_OPT_TREE_CHUNK | BRAID_OPT_BASE | BRAID_OPT_HIER |
-                           BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT;
+                           BRAID_OPT_SHM | BRAID_OPT_SHM_DIRECT | BRAID_OPT_SHM_MESSAGES;
     for (int id = 1; id < braid_alg_count(coll); id++) {
         const braid_algorithm_t *A = braid_algorithm(coll, id);
         unsigned o = A->options;
@@ -148,6 +148,13 @@ START_TEST(option_keys)
                       "%s %s: BRAID_OPT_SHM is the shm algorithms'", braid_coll_name(coll), what);
         ck_assert_msg(!(o & BRAID_OPT_SHM_DIRECT) || (o & BRAID_OPT_SHM),
                       "%s %s: BRAID_OPT_SHM_DIRECT without BRAID_OPT_SHM", braid_coll_name(coll), what);
+        /* the shm algorithms that send the blocks no slot holds where there
+         * is no single-copy reader: gatherv's, scatterv's, alltoallv's */
+        bool messages = (BRAID_COLL_GATHERV == coll || BRAID_COLL_SCATTERV == coll ||
+                         BRAID_COLL_ALLTOALLV == coll) && (o & BRAID_OPT_SHM);
+        ck_assert_msg(!(o & BRAID_OPT_SHM_MESSAGES) == !messages,
+                      "%s %s: BRAID_OPT_SHM_MESSAGES is the shm v forms' that send messages",
+                      braid_coll_name(coll), what);
         if (BRAID_COLL_BARRIER == coll)
             ck_assert_msg(0 == (o & ~BRAID_OPT_SHM), "barrier %s reads options", what);
     }
