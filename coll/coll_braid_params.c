@@ -180,8 +180,7 @@ static const int_param_t int_params[] = {
       "all above the slot size) go single copy instead of through the cells (measured: the "
       "cells win up to 4 KiB, single copy from 8 KiB; a reduce on 2 ranks goes through the "
       "cells up to the slot size); the block collectives (allgather(v), alltoall(v), "
-      "gather(v), scatter(v)) go through the cells while a slot holds the call, and above "
-      "this threshold single copy only where two ranks are far apart (shm_far_ns). Must be "
+      "gather(v), scatter(v)) go through the cells while a slot holds the call. Must be "
       "the same on every process" },
     { "shm_reduce_split", &C->shm_reduce_split, (int)BRAID_SHM_SPLIT_FROM, 0, INT_MAX, 0, { 0, 0 },
       "0 or more bytes (ranks x message)", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, 0,
@@ -193,8 +192,7 @@ static const int_param_t int_params[] = {
       "A two-rank segment times a cache line's round trip between its ranks at set-up (64 "
       "rounds through the cells); above this many ns the ranks count as far apart (sockets "
       "apart, or vCPUs on distant cores) and reduce at 4 KiB - 512 KiB copies the other's "
-      "vector, then folds, instead of going through a slot or sharing the copy, and the "
-      "block collectives go single copy above shm_single_copy_above (measured: "
+      "vector, then folds, instead of going through a slot or sharing the copy (measured: "
       "docs/BENCHMARKS.md). 0: never measured, never far; 1: always far" },
     { "shm_inject_failure", &C->shm_inject_failure, -1, ANY, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_ALL, 0,
       "Fault injection, for tests only: rank N of every communicator fails to map its "

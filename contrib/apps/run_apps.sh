@@ -20,6 +20,7 @@
 #             every 10 steps, and -s steps (default 100). Compared: the
 #             thermo output, line for line (the same binary and input must
 #             give identical lines)
+#   lammps8   the same with the peptide replicated 2 x 2 x 2 (16,032 atoms)
 #   ptscotch  PT-Scotch's dgpart (packages ptscotch, scotch): a 3-D mesh
 #             made by gmk_m3 (-g side, default 24) split into 16 parts,
 #             deterministically (-Cd);
@@ -31,7 +32,9 @@
 # tuned first in even ones); the table gives every
 # run's wall time (mpirun start to end, start-up included) and the median,
 # the collective time (the profile's total: the slowest rank's time inside
-# collective calls) and the application's own time where it prints one,
+# collective calls), its part after the last rank had entered each
+# blocking call (what a component can shorten; the rest is waiting for a
+# rank that came late) and the application's own time where it prints one,
 # and tuned / braid ratios (> 1: braid faster). Then one untimed braid run
 # with BRAIDPROF_ALGORITHMS=1 gives the profile with the algorithm braid
 # chose per collective and size class and the calls it did not run.
@@ -43,8 +46,9 @@
 # application was skipped.
 #
 # -o FILE: the medians as CSV rows (contrib/bench/results.sh columns; one
-# row per application for the wall time, note "wall", and one for the
-# collective time, note "collective"; collective = the application) with
+# row per application for the wall time, note "wall", one for the
+# collective time, note "collective", and one for its part after the
+# last arrival, note "after_arrival"; collective = the application) with
 # the machine, the load before and after and the command; tools/render_tables.py
 # renders docs/results/apps-np2.csv into docs/BENCHMARKS.md.
 # (the functions of each application are called by name: hpcc_prepare ...)
@@ -55,7 +59,7 @@ set -o pipefail
 usage() {
     cat <<EOF
 usage: $0 [options]
-  -a APPS     comma list of hpcc, lammps, ptscotch (default all)
+  -a APPS     comma list of hpcc, lammps, lammps8, ptscotch (default all)
   -n NP       ranks (default 2)
   -r REPS     braid/tuned pairs, interleaved (default 3)
   -N N        HPCC's matrix size (default 1000; -c: 500)
@@ -85,7 +89,7 @@ source "$top/contrib/braid_env.sh"
 source "$top/contrib/bench/results.sh"
 
 orig_args=("$@")
-apps="hpcc,lammps,ptscotch" np=2 reps=3 hpcc_n="" steps="" side="" bind="" build="" compdir=""
+apps="hpcc,lammps,lammps8,ptscotch" np=2 reps=3 hpcc_n="" steps="" side="" bind="" build="" compdir=""
 csv_out="" workdir="" extra="" check=0 install=1 census=1
 while getopts "a:n:r:N:s:g:b:B:p:o:w:x:cIAh" opt; do
     case $opt in
@@ -260,6 +264,21 @@ lammps_result() {
 lammps_own() { sed -n 's/^Loop time of \([0-9.e+-]*\) .*/\1/p' "$1/log.lammps" 2>/dev/null | tail -n1; }
 lammps_own_label="loop s"
 
+# the same input replicated 2 x 2 x 2 (16,032 atoms): 8 times the atoms
+# and PPPM's remap blocks of 8-64 KiB
+lammps8_packages=("${lammps_packages[@]}")
+lammps8_programs=("${lammps_programs[@]}")
+lammps8_prepare() {
+    lammps_prepare "$1" || return 1
+    sed -i '/^read_data/a replicate 2 2 2' "$1/in.peptide"
+    grep -q '^replicate 2 2 2' "$1/in.peptide"
+}
+lammps8_cmd() { lammps_cmd; }
+lammps8_describe() { echo "lmp -in in.peptide + replicate 2 2 2 + kspace_modify collective yes, $steps steps, thermo every 10"; }
+lammps8_result() { lammps_result "$@"; }
+lammps8_own() { lammps_own "$@"; }
+lammps8_own_label=$lammps_own_label
+
 ptscotch_packages=(ptscotch scotch)
 ptscotch_programs=(dgpart gmk_m3)
 ptscotch_prepare() {
@@ -312,8 +331,10 @@ run() {
     echo "$rc $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
 }
 
-# the profile's total collective time (us) and component of a run
+# the profile's total collective time (us), its part after the last rank
+# of each call had come (us), and the component of a run
 prof_total() { awk -F, '$1 == "total" {print $5}' "$1/prof.csv" 2>/dev/null; }
+prof_after() { awk -F, '$1 == "total" {print $11}' "$1/prof.csv" 2>/dev/null; }
 prof_component() { sed -n 's/^# braidprof: .*component=\([a-z]*\);.*/\1/p' "$1/prof.csv" 2>/dev/null; }
 # the rows' calls and bytes, for comparing two runs' collectives
 prof_calls() { awk -F, 'NR > 2 && $1 != "total" {print $1, $2, $3, $4}' "$1/prof.csv" 2>/dev/null; }
@@ -343,7 +364,7 @@ PY
 
 IFS=',' read -ra app_list <<<"$apps"
 for app in "${app_list[@]}"; do
-    case $app in hpcc | lammps | ptscotch) ;; *) die "unknown application $app (hpcc, lammps, ptscotch)" ;; esac
+    case $app in hpcc | lammps | lammps8 | ptscotch) ;; *) die "unknown application $app (hpcc, lammps, lammps8, ptscotch)" ;; esac
 done
 
 load_now() { cut -d' ' -f1 /proc/loadavg; }
@@ -365,7 +386,7 @@ for app in "${app_list[@]}"; do
     fi
     say ""
     say "== $app: $("${app}_describe"), np=$np, load $(load_now)"
-    declare -A wall=() coll=() own=()
+    declare -A wall=() coll=() after=() own=()
     bad="" ref="" refcalls="" calls_same=1
     for ((rep = 1; rep <= reps; rep++)); do
         # braid first in odd repetitions, tuned first in even ones
@@ -397,6 +418,7 @@ for app in "${app_list[@]}"; do
             prof_calls "$dir" | cmp -s - "$work/$app/calls" || calls_same=0
             wall[$variant]="${wall[$variant]:-} $secs"
             coll[$variant]="${coll[$variant]:-} $(prof_total "$dir")"
+            after[$variant]="${after[$variant]:-} $(prof_after "$dir")"
             own[$variant]="${own[$variant]:-} $("${app}_own" "$dir")"
         done
     done
@@ -404,7 +426,7 @@ for app in "${app_list[@]}"; do
         say "FAIL: $app: $bad"
         failed=$((failed + 1))
         status=1
-        unset wall coll own
+        unset wall coll after own
         continue
     fi
     passed=$((passed + 1))
@@ -412,23 +434,27 @@ for app in "${app_list[@]}"; do
     say "ok: $app: results equal in $((2 * reps)) runs ($nres lines compared$([ "$app" = hpcc ] && echo ", values within 1e-6")); collective calls and bytes $([ $calls_same -eq 1 ] && echo "the same in every run" || echo "differ between runs")"
     own_label=${app}_own_label
     own_label=${!own_label}
-    printf '  %-8s %-34s %-10s %-34s %-10s %s\n' "" "wall s (runs)" "median" "collective ms (runs)" \
-        "median" "${own_label:+$own_label, median}"
+    printf '  %-8s %-34s %-10s %-34s %-10s %-10s %s\n' "" "wall s (runs)" "median" "collective ms (runs)" \
+        "median" "after ms" "${own_label:+$own_label, median}"
     for variant in braid tuned; do
         w=$(median <<<"${wall[$variant]}")
         c=$(median <<<"${coll[$variant]}")
+        a=$(median <<<"${after[$variant]}")
         o=$(median <<<"${own[$variant]}")
         cm=$(for x in ${coll[$variant]}; do awk -v x="$x" 'BEGIN {printf "%.1f ", x / 1000}'; done)
-        printf '  %-8s %-34s %-10s %-34s %-10s %s\n' "$variant" "${wall[$variant]# }" "$w" "$cm" \
-            "$(awk -v x="$c" 'BEGIN {printf "%.1f", x / 1000}')" "$o"
-        eval "med_wall_$variant=$w med_coll_$variant=$c"
+        printf '  %-8s %-34s %-10s %-34s %-10s %-10s %s\n' "$variant" "${wall[$variant]# }" "$w" "$cm" \
+            "$(awk -v x="$c" 'BEGIN {printf "%.1f", x / 1000}')" \
+            "$(awk -v x="$a" 'BEGIN {printf "%.1f", x / 1000}')" "$o"
+        eval "med_wall_$variant=$w med_coll_$variant=$c med_after_$variant=$a"
     done
     # shellcheck disable=SC2154
-    say "  tuned / braid: wall $(ratio "$med_wall_tuned" "$med_wall_braid"), collective time $(ratio "$med_coll_tuned" "$med_coll_braid")"
+    say "  tuned / braid: wall $(ratio "$med_wall_tuned" "$med_wall_braid"), collective time $(ratio "$med_coll_tuned" "$med_coll_braid"), after the last arrival $(ratio "$med_after_tuned" "$med_after_braid")"
     # shellcheck disable=SC2154
     if [ -n "${BRAID_RESULTS_ROWS:-}" ]; then
         echo "$app,$np,0,$(awk -v x="$med_wall_braid" 'BEGIN {printf "%.0f", x * 1e6}'),tuned,$(awk -v x="$med_wall_tuned" 'BEGIN {printf "%.0f", x * 1e6}'),$reps,auto,wall" >>"$BRAID_RESULTS_ROWS"
         echo "$app,$np,0,$med_coll_braid,tuned,$med_coll_tuned,$reps,auto,collective" >>"$BRAID_RESULTS_ROWS"
+        [ -n "$med_after_braid" ] && [ -n "$med_after_tuned" ] &&
+            echo "$app,$np,0,$med_after_braid,tuned,$med_after_tuned,$reps,auto,after_arrival" >>"$BRAID_RESULTS_ROWS"
     fi
     # the profile of the last tuned run, and braid's census
     if [ $check -eq 0 ]; then
@@ -444,7 +470,7 @@ for app in "${app_list[@]}"; do
             fi
         fi
     fi
-    unset wall coll own
+    unset wall coll after own
 done
 results_close
 say ""

@@ -5,10 +5,12 @@
  * startup.sh runs it under braid and under tuned. An allreduce of one int
  * on MPI_COMM_WORLD is the first call: every job makes one, and it is the
  * first to find what the components set up (or did not) in MPI_Init.
+ * "startup multiple": MPI_Init_thread with MPI_THREAD_MULTIPLE instead.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now_ms(void)
@@ -20,8 +22,12 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
+    int multiple = argc > 1 && 0 == strcmp(argv[1], "multiple"), provided;
     double t0 = now_ms();
-    MPI_Init(&argc, &argv);
+    if (multiple)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     double t1 = now_ms();
     int rank, one = 1, sum = 0, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

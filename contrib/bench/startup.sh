@@ -4,12 +4,13 @@
 # in interleaved repetitions whose order rotates, and the whole mpirun's
 # wall time; per column the median over repetitions.
 #
-#   contrib/bench/startup.sh [-b BUILD_DIR] [-a OTHER_BUILD] [-n NP] [-r REPS]
+#   contrib/bench/startup.sh [-b BUILD_DIR] [-a OTHER_BUILD] [-n NP] [-r REPS] [-T]
 #                            [-- MCA ARGS FOR BRAID]
 #
 # BUILD_DIR (default build/) holds .libs/mca_coll_braid.so and
 # contrib/bench/startup; -a: another build's braid as a third variant (e.g.
-# before a change), same program. Table: per variant the medians of MPI_Init
+# before a change), same program; -T: the program asks for
+# MPI_THREAD_MULTIPLE. Table: per variant the medians of MPI_Init
 # (ms), the first allreduce (us), MPI_Finalize (ms) and the job (mpirun's
 # wall, ms), and the load average before and after. The medians also go, as
 # CSV rows against tuned (collective: init, first_allreduce, finalize, job;
@@ -21,12 +22,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/results.sh"
 results_open "$0" "$@"
 top=$(cd "$here/../.." && pwd)
-build=$top/build other="" np=2 reps=10
-while getopts "b:a:n:r:" opt; do
+build=$top/build other="" np=2 reps=10 level=""
+while getopts "b:a:n:r:T" opt; do
     case $opt in
     b) build=$(cd "$OPTARG" && pwd) ;; a) other=$(cd "$OPTARG" && pwd) ;;
-    n) np=$OPTARG ;; r) reps=$OPTARG ;;
-    *) echo "usage: startup.sh [-b BUILD] [-a OTHER_BUILD] [-n NP] [-r REPS] [-- MCA...]" >&2
+    n) np=$OPTARG ;; r) reps=$OPTARG ;; T) level=multiple ;;
+    *) echo "usage: startup.sh [-b BUILD] [-a OTHER_BUILD] [-n NP] [-r REPS] [-T] [-- MCA...]" >&2
        exit 2 ;;
     esac
 done
@@ -52,11 +53,11 @@ run() { # variant component-dir extra-mpirun-args...
     local v=$1 dir=$2 t0 t1 line; shift 2
     t0=$(date +%s%N)
     line=$(timeout 120 mpirun -np "$np" --oversubscribe --mca mca_base_component_path "$dir" "$@" \
-        "$prog" 2>/dev/null | tail -n 1) || { echo "startup.sh: a $v run failed" >&2; exit 1; }
+        "$prog" $level 2>/dev/null | tail -n 1) || { echo "startup.sh: a $v run failed" >&2; exit 1; }
     t1=$(date +%s%N)
     echo "$v,$line,$(((t1 - t0) / 1000))" >>"$raw"
 }
-echo "# np=$np, $reps repetitions; $(uname -n), $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# np=$np, $reps repetitions${level:+, MPI_THREAD_MULTIPLE}; $(uname -n), $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 variants=(braid tuned)
 [ -n "$otherdir" ] && variants=(other braid tuned)
 for ((rep = 0; rep < reps; rep++)); do
@@ -70,7 +71,7 @@ for ((rep = 0; rep < reps; rep++)); do
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 # variant,init_ms,first_us,finalize_ms,job_us
-python3 - "$raw" "$np" <<'PY'
+python3 - "$raw" "$np" "$level" <<'PY'
 import csv, os, sys
 def median(x):
     x = sorted(x)
@@ -93,6 +94,7 @@ for v in variants:
     for c in cols:
         b, t = median(vals[(v, c)]), median(vals[("tuned", c)])
         res.writerow([c, sys.argv[2], "", f"{b:.1f}", "tuned", f"{t:.1f}", len(vals[(v, c)]), "auto",
-                      "the other build (-a)" if v == "other" else ""])
+                      "; ".join(x for x in ("the other build (-a)" if v == "other" else "",
+                                            "MPI_THREAD_MULTIPLE" if sys.argv[3] else "") if x)])
 PY
 results_close

@@ -28,13 +28,17 @@
  *           is its post plus the MPI_Wait/Test calls that wait for it (a
  *           Waitall's share: its time times tracked/n requests, split
  *           evenly); a persistent request's, its init, starts and waits.
+ *   after   for blocking calls, the part of that time after the last rank
+ *           of the communicator had entered the call (the slowest rank's
+ *           sum; "arrival" below): what a collective component can
+ *           shorten. The rest is waiting for the other ranks to arrive.
  * At MPI_Finalize the ranks reduce the table on MPI_COMM_WORLD
  * (PMPI_Reduce) and rank 0 prints it to stderr, lines headed
  * "braidprof:", with a total line (the slowest rank's time in all
  * collectives) and, with BRAIDPROF_OUT, writes it as CSV: a comment line
  * naming the command, then
  *   collective,size_class,calls,bytes,time_sum_max_rank_us,time_per_call_us,
- *   component,algorithms,not_braid,one_rank
+ *   component,algorithms,not_braid,one_rank,after_arrival_max_rank_us
  * component: braid when mca_coll_braid.so is loaded in the process, else
  * tuned when mca_coll_tuned.so is, else "other".
  *
@@ -62,8 +66,25 @@
  * costs what the trace costs (a formatted line and a write per call) and
  * is for a separate run, not a timed one.
  *
- * Overhead otherwise: two clock reads (ticks()) and a few adds per call, and
- * a lookup in MPI_Wait/Test while a collective request is outstanding. C
+ * Arrival (BRAIDPROF_ARRIVAL=0 turns it off). Each blocking call's entry
+ * and exit stamps, on a clock the processes of one node share (the time
+ * stamp counter where the kernel trusts it across cores, tsc_reliable,
+ * else CLOCK_MONOTONIC), are kept (32 bytes a call, up to 2^20 calls a rank) with
+ * the call's number on its communicator. A communicator's id is agreed
+ * at its first blocking call: its rank 0 names it and tells the others
+ * with one PMPI_Bcast (outside the timed call; the one extra call the
+ * profile makes on an application's communicator). At MPI_Finalize rank 0
+ * gathers the records; per call, the last rank's entry splits each rank's
+ * time into waiting (before it) and the rest ("after", 0 for a rank that
+ * left before the last one came). Not measured, and said so, when the
+ * ranks are on several nodes or a rank made more calls than it keeps.
+ * Intercommunicators' calls are not split.
+ *
+ * Overhead: two clock reads (ticks()) and a few adds per call, and
+ * a lookup in MPI_Wait/Test while a collective request is outstanding;
+ * the arrival stamps add a store per blocking call, an attribute lookup
+ * when the communicator differs from the last call's, and two clock reads
+ * where the stamp counter is not shared (contrib/profile/overhead.sh). C
  * programs (and C++, Python); Fortran's bindings are not wrapped.
  * Threads: with MPI_THREAD_MULTIPLE the counters are atomic and the
  * request table locked.
@@ -482,6 +503,199 @@ static void census_flush_at_exit(void)
 /* ------------------------------------------------------------------ */
 /* start, and the accounting of a call                                 */
 /* ------------------------------------------------------------------ */
+/* arrival: a blocking call's time after the last rank came            */
+/* ------------------------------------------------------------------ */
+
+#define NBLOCK        (NCOLL * NCLASS) /* the blocking rows: form 0's slots */
+#define ARRIVALS_KEPT (1u << 20)
+
+typedef struct arrival {
+    uint64_t comm, t_in, t_out; /* stamps: ticks(), or CLOCK_MONOTONIC ns (A.tsc 0) */
+    uint32_t seq, slot;         /* slot: at the report, | source rank << 16 */
+} arrival_t;
+
+typedef struct comm_tag {
+    uint64_t id; /* 0: not split (an intercommunicator) */
+    uint32_t seq;
+} comm_tag_t;
+
+static struct {
+    int on, full, lock, keyval;
+    int tsc;        /* the stamps are ticks(): a stamp counter all cores share */
+    MPI_Comm last;  /* the communicator of the last call and its tag (one thread) */
+    comm_tag_t *last_tag;
+    uint64_t named; /* communicators this rank has named */
+    arrival_t *rec;
+    size_t n, cap;
+} A = { .keyval = MPI_KEYVAL_INVALID };
+
+static int tag_delete(MPI_Comm c, int k, void *v, void *x)
+{
+    (void)c, (void)k, (void)x;
+    if (v == A.last_tag) A.last_tag = NULL;
+    free(v);
+    return MPI_SUCCESS;
+}
+
+/* Is the stamp counter one clock for every core? The kernel says so with
+ * tsc_reliable, or by running its clock on it. */
+static int tsc_shared(void)
+{
+    char line[4096], cs[64] = "";
+    int reliable = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof(line), f))
+        if (0 == strncmp(line, "flags", 5)) {
+            reliable = NULL != strstr(line, " tsc_reliable");
+            break;
+        }
+    if (f) fclose(f);
+    f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (f && fgets(cs, sizeof(cs), f)) reliable |= 0 == strncmp(cs, "tsc", 3);
+    if (f) fclose(f);
+    return reliable;
+}
+
+static void arrival_open(void)
+{
+    const char *e = getenv("BRAIDPROF_ARRIVAL");
+    A.on = !(e && 0 == atoi(e));
+    /* not inherited by a dup: each communicator is named at its own first call */
+    if (A.on && MPI_SUCCESS != PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, tag_delete,
+                                                       &A.keyval, NULL))
+        A.on = 0;
+    A.tsc = use_tsc && tsc_shared();
+}
+
+/* The communicator's tag. Its first blocking call is the same call on
+ * every rank (MPI orders a communicator's collectives alike), so the
+ * bcast that names it lines up. */
+static comm_tag_t *comm_tag(MPI_Comm c)
+{
+    void *v = NULL;
+    int flag = 0, inter = 0;
+    /* (a freed communicator's handle may come back: its tag's deletion
+     * forgets it) */
+    if (!P.atomic && A.last_tag && c == A.last) return A.last_tag;
+    if (MPI_SUCCESS == PMPI_Comm_get_attr(c, A.keyval, &v, &flag) && flag) {
+        A.last = c;
+        A.last_tag = P.atomic ? NULL : v;
+        return v;
+    }
+    comm_tag_t *t = calloc(1, sizeof(*t));
+    if (!t) return NULL;
+    (void)PMPI_Comm_test_inter(c, &inter);
+    if (!inter) {
+        uint64_t k = __atomic_add_fetch(&A.named, 1, __ATOMIC_RELAXED);
+        t->id = (uint64_t)(uint32_t)P.rank << 32 | (uint32_t)k;
+        if (comm_size(c) > 1) (void)PMPI_Bcast(&t->id, 1, MPI_UINT64_T, 0, c);
+    }
+    if (MPI_SUCCESS != PMPI_Comm_set_attr(c, A.keyval, t)) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void arrival_add(comm_tag_t *t, int slot, uint64_t t_in, uint64_t t_out)
+{
+    if (P.atomic) spin_lock(&A.lock);
+    uint32_t seq = t->seq++;
+    if (A.n == A.cap && !A.full) {
+        size_t cap = A.cap ? 2 * A.cap : 4096;
+        arrival_t *r = cap <= ARRIVALS_KEPT ? realloc(A.rec, cap * sizeof(*r)) : NULL;
+        if (r) {
+            A.rec = r;
+            A.cap = cap;
+        } else {
+            A.full = 1;
+        }
+    }
+    if (A.n < A.cap && !A.full)
+        A.rec[A.n++] = (arrival_t){ t->id, t_in, t_out, seq, (uint32_t)slot };
+    if (P.atomic) spin_unlock(&A.lock);
+}
+
+static int by_call(const void *a, const void *b)
+{
+    const arrival_t *x = a, *y = b;
+    if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The slowest rank's time after the last arrival, per blocking row and
+ * in all ([NBLOCK]), in ns (rate: ns per tick), on rank 0; NULL when
+ * measured, else why not. */
+static const char *arrival_report(uint64_t *after, double rate)
+{
+    int bad[2] = { !A.on, A.full }, any[2], shared = 0;
+    MPI_Comm node;
+    if (A.on && MPI_SUCCESS == PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                                                     MPI_INFO_NULL, &node)) {
+        shared = comm_size(node);
+        (void)PMPI_Comm_free(&node);
+    }
+    bad[0] |= shared != P.size;
+    (void)PMPI_Allreduce(bad, any, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any[0] || any[1]) {
+        free(A.rec);
+        A.rec = NULL;
+        return !A.on ? "off (BRAIDPROF_ARRIVAL=0)"
+               : any[1] ? "not measured: a rank made more blocking calls than it keeps"
+                        : "not measured: the ranks are on more than one node";
+    }
+    int n = (int)A.n, *counts = NULL, *displs = NULL, total = 0;
+    MPI_Datatype rec_t;
+    (void)PMPI_Type_contiguous((int)sizeof(arrival_t), MPI_BYTE, &rec_t);
+    (void)PMPI_Type_commit(&rec_t);
+    arrival_t *all = NULL;
+    uint64_t *sum = NULL;
+    if (0 == P.rank) {
+        counts = calloc((size_t)P.size, sizeof(int));
+        displs = calloc((size_t)P.size, sizeof(int));
+    }
+    (void)PMPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (0 == P.rank) {
+        for (int r = 0; r < P.size; r++) {
+            displs[r] = total;
+            total += counts[r];
+        }
+        all = malloc((size_t)(total ? total : 1) * sizeof(*all));
+        sum = calloc((size_t)P.size * (NBLOCK + 1), sizeof(*sum));
+    }
+    (void)PMPI_Gatherv(A.rec, n, rec_t, all, counts, displs, rec_t, 0, MPI_COMM_WORLD);
+    (void)PMPI_Type_free(&rec_t);
+    free(A.rec);
+    A.rec = NULL;
+    if (0 != P.rank) return NULL;
+    for (int r = 0; r < P.size; r++)
+        for (int i = displs[r]; i < displs[r] + counts[r]; i++) all[i].slot |= (uint32_t)r << 16;
+    qsort(all, (size_t)total, sizeof(*all), by_call);
+    for (int i = 0, j; i < total; i = j) {
+        uint64_t last = 0;
+        for (j = i; j < total && all[j].comm == all[i].comm && all[j].seq == all[i].seq; j++)
+            last = all[j].t_in > last ? all[j].t_in : last;
+        for (int k = i; k < j; k++) {
+            uint64_t a = all[k].t_out > last ? all[k].t_out - last : 0;
+            uint64_t *mine = sum + (size_t)(all[k].slot >> 16) * (NBLOCK + 1);
+            mine[all[k].slot & 0xffff] += a;
+            mine[NBLOCK] += a;
+        }
+    }
+    memset(after, 0, (NBLOCK + 1) * sizeof(*after));
+    for (int r = 0; r < P.size; r++)
+        for (int s = 0; s <= NBLOCK; s++) {
+            uint64_t v = (uint64_t)((double)sum[(size_t)r * (NBLOCK + 1) + s] * (A.tsc ? rate : 1.0));
+            after[s] = v > after[s] ? v : after[s];
+        }
+    free(all);
+    free(sum);
+    free(counts);
+    free(displs);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
 
 static void prof_open(void)
 {
@@ -504,6 +718,7 @@ static void prof_started(int provided)
     P.atomic = MPI_THREAD_MULTIPLE == provided;
     (void)PMPI_Comm_rank(MPI_COMM_WORLD, &P.rank);
     (void)PMPI_Comm_size(MPI_COMM_WORLD, &P.size);
+    arrival_open();
     if (!P.census) return;
     int m = 0;
     drain(-1, 0, 0, &m);
@@ -533,9 +748,13 @@ static inline void account(int s, uint64_t bytes, uint64_t ns)
         int s_ = slot_index(form, coll, class_of(b_));                                             \
         int w_ = P.census ? census_where(comm) : 0;                                                \
         if (P.census) census_before(form, coll, s_, b_, w_);                                       \
+        comm_tag_t *a_ = A.on ? comm_tag(comm) : NULL;                                             \
+        uint64_t in_ = a_ && !A.tsc ? now_ns() : 0;                                                \
         uint64_t t0_ = ticks();                                                                    \
         int rc_ = (call);                                                                          \
-        account(s_, b_, ticks() - t0_);                                                            \
+        uint64_t t1_ = ticks(), out_ = a_ && !A.tsc ? now_ns() : t1_;                              \
+        account(s_, b_, t1_ - t0_);                                                                \
+        if (a_ && a_->id) arrival_add(a_, s_, A.tsc ? t0_ : in_, out_);                            \
         if (P.census) census_after(form, coll, s_, b_, w_);                                        \
         return rc_;                                                                                \
     } while (0)
@@ -795,6 +1014,8 @@ static void report(void)
         memcpy(tab, P.tab, sizeof(tab));
         census_gather(tab);
     }
+    static uint64_t after[NBLOCK + 1];
+    const char *no_split = arrival_report(after, rate);
     if (0 != P.rank) return;
 
     char cmd[2048], algs[1024];
@@ -806,13 +1027,15 @@ static void report(void)
     if (csv) {
         fprintf(csv, "# braidprof: np=%d; component=%s; command: %s\n", P.size, comp, cmd);
         fprintf(csv, "collective,size_class,calls,bytes,time_sum_max_rank_us,time_per_call_us,"
-                     "component,algorithms,not_braid,one_rank\n");
+                     "component,algorithms,not_braid,one_rank,after_arrival_max_rank_us\n");
     }
     fprintf(stderr,
-            "braidprof: collectives of %s (np=%d, component %s; time: the slowest rank's)\n", cmd,
-            P.size, comp);
-    fprintf(stderr, "braidprof: %-24s %-9s %10s %14s %14s %12s%s\n", "collective", "size", "calls",
-            "bytes", "time_us", "us_per_call",
+            "braidprof: collectives of %s (np=%d, component %s; time: the slowest rank's; "
+            "after: its time after the last rank came)\n",
+            cmd, P.size, comp);
+    if (no_split) fprintf(stderr, "braidprof: after: %s\n", no_split);
+    fprintf(stderr, "braidprof: %-24s %-9s %10s %14s %14s %12s %14s%s\n", "collective", "size",
+            "calls", "bytes", "time_us", "us_per_call", "after_us",
             P.census ? "  braid's algorithm:calls, calls it did not run" : "");
     uint64_t tcalls = 0, tbytes = 0;
     for (int f = 0; f < NFORM; f++)
@@ -827,9 +1050,12 @@ static void report(void)
                 tbytes += rsums[s][1];
                 algs[0] = '\0';
                 if (P.census) alg_text(tab[s].alg, P.algs, P.nalgs, algs, sizeof(algs));
-                fprintf(stderr, "braidprof: %-24s %-9s %10llu %14llu %14.1f %12.2f", name,
+                char aft[32] = "";
+                if (!no_split && s < NBLOCK) snprintf(aft, sizeof(aft), "%.1f", after[s] / 1e3);
+                fprintf(stderr, "braidprof: %-24s %-9s %10llu %14llu %14.1f %12.2f %14s", name,
                         class_name[k], (unsigned long long)rsums[s][0],
-                        (unsigned long long)rsums[s][1], (double)rns[s] / 1e3, rmean[s] / 1e3);
+                        (unsigned long long)rsums[s][1], (double)rns[s] / 1e3, rmean[s] / 1e3,
+                        aft[0] ? aft : "-");
                 if (P.census)
                     fprintf(stderr, "  algs=%s not_braid=%llu one_rank=%llu", algs[0] ? algs : "-",
                             (unsigned long long)rsums[s][3], (unsigned long long)rsums[s][4]);
@@ -839,18 +1065,22 @@ static void report(void)
                             (unsigned long long)rsums[s][0], (unsigned long long)rsums[s][1],
                             (double)rns[s] / 1e3, rmean[s] / 1e3, comp, algs);
                     if (P.census)
-                        fprintf(csv, "%llu,%llu\n", (unsigned long long)rsums[s][3],
+                        fprintf(csv, "%llu,%llu,", (unsigned long long)rsums[s][3],
                                 (unsigned long long)rsums[s][4]);
                     else
-                        fputs(",\n", csv);
+                        fputs(",,", csv);
+                    fprintf(csv, "%s\n", aft);
                 }
             }
     double per = tcalls ? (double)rns[NSLOT] / 1e3 / ((double)tcalls / P.size) : 0.0;
-    fprintf(stderr, "braidprof: %-24s %-9s %10llu %14llu %14.1f %12.2f\n", "total", "all",
-            (unsigned long long)tcalls, (unsigned long long)tbytes, (double)rns[NSLOT] / 1e3, per);
+    char aft[32] = "";
+    if (!no_split) snprintf(aft, sizeof(aft), "%.1f", after[NBLOCK] / 1e3);
+    fprintf(stderr, "braidprof: %-24s %-9s %10llu %14llu %14.1f %12.2f %14s\n", "total", "all",
+            (unsigned long long)tcalls, (unsigned long long)tbytes, (double)rns[NSLOT] / 1e3, per,
+            aft[0] ? aft : "-");
     if (csv) {
-        fprintf(csv, "total,all,%llu,%llu,%.3f,%.3f,%s,,,\n", (unsigned long long)tcalls,
-                (unsigned long long)tbytes, (double)rns[NSLOT] / 1e3, per, comp);
+        fprintf(csv, "total,all,%llu,%llu,%.3f,%.3f,%s,,,,%s\n", (unsigned long long)tcalls,
+                (unsigned long long)tbytes, (double)rns[NSLOT] / 1e3, per, comp, aft);
     }
     /* what braid ran that the program did not call: one line, and a row
      * "inside_mpi" per collective in the CSV */
@@ -865,7 +1095,7 @@ static void report(void)
                 "braidprof: braid also ran, inside other MPI calls (communicator set-up): "
                 "%s algs=%s\n",
                 name, algs);
-        if (csv) fprintf(csv, "%s,inside_mpi,0,0,0,0,%s,%s,0,0\n", name, comp, algs);
+        if (csv) fprintf(csv, "%s,inside_mpi,0,0,0,0,%s,%s,0,0,\n", name, comp, algs);
     }
     if (csv) fclose(csv);
 }

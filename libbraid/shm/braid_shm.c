@@ -346,12 +346,6 @@ int braid_shm_take_call(braid_shm_t *s, int root, uint64_t off, void *dst, size_
     return rc;
 }
 
-braid_shm_t *braid_shm_cells(const braid_comm_t *c, size_t bytes)
-{
-    braid_shm_t *s = braid_shm_of(c, bytes);
-    return NULL != s && !braid_shm_far_direct(s, bytes) ? s : NULL;
-}
-
 braid_shm_t *braid_shm_direct(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = c->shm;

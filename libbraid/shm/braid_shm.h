@@ -141,23 +141,6 @@ int braid_shm_attach(braid_shm_t *s, void *base, int rank, int size, bool yield)
 struct braid_comm;
 braid_shm_t *braid_shm_of(const struct braid_comm *c, size_t bytes);
 
-/* Whether a call of bytes per rank that the cells could carry goes single
- * copy instead: two ranks far apart (s->far) with a reader, above
- * direct_above. Far apart, the cells cost every line two crossings (the
- * writer takes it back from the reader's cache, the reader fetches it
- * again) where single copy costs one, and above a few KiB that outweighs
- * the system call; near, the cells' two copies at cache speed win while a
- * slot holds the call. The same answer on both ranks (s->far is). */
-static inline bool braid_shm_far_direct(const braid_shm_t *s, size_t bytes)
-{
-    return s->far && NULL != s->read && bytes > s->direct_above;
-}
-
-/* c's segment when the cells carry a call of bytes per rank: a slot holds
- * it and braid_shm_far_direct does not send it single copy; else NULL (the
- * block collectives' choice between the cells and single copy) */
-braid_shm_t *braid_shm_cells(const struct braid_comm *c, size_t bytes);
-
 /* c's segment when a call of bytes per rank goes single copy: the segment
  * has a reader and bytes exceed direct_above or the slot; else NULL (the
  * same answer on every rank: the glue installs the reader on all or none,

@@ -327,8 +327,7 @@ bool braid_shm_tier_up(braid_shm_tier_t *t, braid_comm_t *comm, braid_comm_t *gr
         t->shm.read ? "single copy (process_vm_readv) above shm_single_copy_above"
                     : "no single copy: UCX above a slot",
         line_ns,
-        t->shm.far                           ? " (far: reduce copies 4 KiB - 512 KiB; block "
-                                               "collectives single copy above shm_single_copy_above)"
+        t->shm.far                           ? " (far: reduce copies 4 KiB - 512 KiB)"
         : line_ns > BRAID_SHM_PROBE_SLICE_NS ? " (the ranks take turns on a core)"
                                              : "");
     return true;

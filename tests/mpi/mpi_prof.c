@@ -17,7 +17,7 @@
  *   10 allreduce of 1 double                     allreduce  <=64B    8 B
  *    3 bcast of 64 KiB                           bcast      <=256KiB 65536 B
  *    2 iallreduce of 128 doubles (Wait, Waitall) iallreduce <=1KiB   1024 B
- *    1 barrier                                   barrier    <=64B    0 B
+ *    1 barrier, rank 0 300 ms late               barrier    <=64B    0 B
  *    1 ibarrier completed by an MPI_Test loop    ibarrier   <=64B    0 B
  *    2 reduce of 25 ints on MPI_COMM_SELF        reduce     <=1KiB   100 B
  *    3 starts of one persistent allreduce of     allreduce_init <=16KiB 4096 B
@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi_persistent.h"
 
@@ -47,6 +48,9 @@
 #endif
 
 static int failures;
+
+/* rank 0 enters the barrier this late (us) */
+#define LATE_US 300000
 
 static void check(int cond, const char *what)
 {
@@ -119,10 +123,10 @@ static int check_csv(const char *path, int np, int census)
             continue;
         }
         /* collective,size_class,calls,bytes,time_sum_max_rank_us,time_per_call_us,component,
-         * algorithms,not_braid,one_rank */
-        char copy[4096], *f[10];
+         * algorithms,not_braid,one_rank,after_arrival_max_rank_us */
+        char copy[4096], *f[11];
         snprintf(copy, sizeof(copy), "%s", line);
-        if (10 != split(copy, f, 10)) {
+        if (11 != split(copy, f, 11)) {
             fprintf(stderr, "FAIL mpi_prof: a line not understood: %s\n", line);
             failures++;
             continue;
@@ -131,8 +135,22 @@ static int check_csv(const char *path, int np, int census)
         unsigned long long calls = strtoull(f[2], NULL, 10), bytes = strtoull(f[3], NULL, 10);
         unsigned long long not_braid = strtoull(f[8], NULL, 10),
                            one_rank = strtoull(f[9], NULL, 10);
-        double t_sum = atof(f[4]), t_call = atof(f[5]);
+        double t_sum = atof(f[4]), t_call = atof(f[5]), after = atof(f[10]);
+        int blocking = 'i' != name[0] && NULL == strstr(name, "_init");
         rows++;
+        /* the split: every blocking row has one, no other row; the
+         * barrier that rank 0 entered LATE_US late: its waiting is not in
+         * "after" */
+        if (0 != strcmp(cls, "inside_mpi"))
+            check(blocking == ('\0' != f[10][0]), "an after-arrival time on the blocking rows");
+        /* (its clock reads bracket the call's: a few tens of ns more a call) */
+        check(after >= 0 && after <= t_sum * 1.1 + 20.0, "after-arrival time within the call's time");
+        if (0 == strcmp(name, "barrier")) {
+            check(t_sum >= LATE_US, "the late barrier's time holds the wait");
+            if (after >= LATE_US / 2)
+                fprintf(stderr, "FAIL mpi_prof: barrier: %.1f us of %.1f after the last arrival\n",
+                        after, t_sum), failures++;
+        }
         check(0 == strcmp(comp, "braid") || 0 == strcmp(comp, "tuned"), "component braid or tuned");
         check(t_sum >= 0 && t_call >= 0, "times not negative");
         if (0 == strcmp(cls, "inside_mpi")) {
@@ -241,6 +259,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_free(&dup);
 
+    if (0 == rank) usleep(LATE_US);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Ibarrier(MPI_COMM_WORLD, &req[0]);
     for (int flag = 0; !flag;) MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);

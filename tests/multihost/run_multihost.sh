@@ -151,9 +151,11 @@ braid_run_as_root
 braid_mpirun_env
 sanity_launch=("${launch[@]}")
 braid_mpirun_map sanity_launch
-# shellcheck disable=SC2016 # expanded by the ranks' shell
-names=$(timeout -k 5 60 mpirun -np "$np" "${sanity_launch[@]}" \
-            sh -c 'echo "$(hostname) $(cat /proc/sys/kernel/random/boot_id)"' \
+# a script, not "sh -c '...'": PRRTE from 5.1 on strips quotes inside a
+# rank's arguments
+printf '#!/bin/sh\necho "$(hostname) $(cat /proc/sys/kernel/random/boot_id)"\n' >"$tmp/whoami"
+chmod +x "$tmp/whoami"
+names=$(timeout -k 5 60 mpirun -np "$np" "${sanity_launch[@]}" "$tmp/whoami" \
             2>"$tmp/hostname.err" | sort | uniq -c)
 echo "# ranks per host (and its boot id):"; echo "$names" | sed 's/^/#   /'
 distinct=$(echo "$names" | grep -c .)

@@ -22,11 +22,11 @@
  *    rank's slot where it lies apart from out, or is out itself on the
  *    rank folded first; the slot otherwise (out in place on a lower rank,
  *    a partial overlap), with a non-commutative op;
- *  - the block collectives' way (braid_shm_cells): two ranks with a reader
- *    and a single-copy threshold below the call, a slot that holds it:
- *    far apart the call reads single copy, near it goes through the cells
- *    (allgather, allgatherv, gather, gatherv, scatter, scatterv,
- *    alltoall, alltoallv), values checked either way;
+ *  - the block collectives' way: two ranks with a reader and a
+ *    single-copy threshold below the call, a slot that holds it: the call
+ *    goes through the cells, near or far apart (allgather, allgatherv,
+ *    gather, gatherv, scatter, scatterv, alltoall, alltoallv), values
+ *    checked;
  *  - a rank left behind (rank_left_behind): every way with a single-copy
  *    path, one big call and then more than ncells small calls in which
  *    the others never wait for the rank, scheduled so that the others run
@@ -394,7 +394,7 @@ START_TEST(selection_needs_segment)
 }
 END_TEST
 
-START_TEST(block_way_by_distance)
+START_TEST(block_way_cells_while_a_slot_holds)
 {
     static const braid_coll_t colls[] = {
         BRAID_COLL_ALLGATHER, BRAID_COLL_ALLGATHERV, BRAID_COLL_GATHER, BRAID_COLL_GATHERV,
@@ -415,7 +415,7 @@ START_TEST(block_way_by_distance)
             ck_assert(R->shm_far == (bool)far && R->shm_direct && 0 == R->shm_direct_above);
             unit_check_values(R);
             unsigned long copies = atomic_load(&R->shm_copies);
-            ck_assert_msg(far ? copies > 0 : 0 == copies, "%s, ranks %s: %lu single-copy reads and writes",
+            ck_assert_msg(0 == copies, "%s, ranks %s: %lu single-copy reads and writes",
                           braid_coll_name(colls[i]), far ? "far apart" : "near", copies);
             unit_run_free(R);
         }
@@ -462,12 +462,14 @@ START_TEST(single_copy_writers)
         unit_case_t b = { .count = 32768, .esize = 1, .root = 0 };
         check_copies(BRAID_COLL_BCAST, BRAID_BCAST_SHM, P, &b, others, others, 2 == P ? 1 : 0);
     }
-    /* count 37: far apart (bit 32), threshold 0, buffers the writer refuses */
-    unit_case_t f = { .count = 37, .esize = 8, .root = 0 };
+    /* count 2085: buffers the writer refuses (count % 8 == 5), blocks
+     * above the slot */
+    unit_case_t f = { .count = 2085, .esize = 8, .root = 0 };
     check_copies(BRAID_COLL_GATHER, BRAID_GATHER_SHM, 2, &f, 1, 1, 0);
     check_copies(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, 2, &f, 1, 1, 0);
     check_copies(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, &f, 1, 1, 0);
     check_copies(BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 2, &f, 1, 1, 0);
+    /* bcast: single copy above the threshold (0), a refused buffer */
     unit_case_t fb = { .count = 37, .esize = 1, .root = 1 };
     check_copies(BRAID_COLL_BCAST, BRAID_BCAST_SHM, 2, &fb, 1, 1, 0);
 }
@@ -782,7 +784,7 @@ int main(void)
     tcase_add_test(tc, attach_checks_header);
     tcase_add_test(tc, selection_needs_segment);
     tcase_add_test(tc, span_pieces);
-    tcase_add_test(tc, block_way_by_distance);
+    tcase_add_test(tc, block_way_cells_while_a_slot_holds);
     tcase_add_test(tc, single_copy_writers);
     tcase_add_test(tc, single_copy_write_failure);
     tcase_add_test(tc, fold_own_operand);

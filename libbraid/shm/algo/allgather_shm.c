@@ -5,8 +5,6 @@
  *                          (P - 1) S out (S = one block)
  *   above (single copy):   steps: 2   bytes: each rank reads (P - 1) S
  *                          straight from the others' buffers
- * (two ranks far apart: single copy above the single-copy threshold too,
- * braid_shm_cells)
  *
  * The blocks land in rank order in every rank's receive buffer; in place,
  * a rank's own block is already there (and the others read it from there:
@@ -46,9 +44,8 @@ int braid_allgather_shm(braid_comm_t *c, const braid_coll_args_t *a)
     size_t bytes = a->count * a->esize;
     unsigned char *out = a->rbuf, *mine = out + (size_t)c->rank * bytes;
     const void *in = NULL != a->sbuf ? a->sbuf : mine;
-    /* the cells wherever they carry the block (braid_shm_cells), single
-     * copy above */
-    braid_shm_t *s = braid_shm_cells(c, bytes);
+    /* the cells wherever they carry the block, single copy above */
+    braid_shm_t *s = braid_shm_of(c, bytes);
     if (NULL == s && NULL != (s = braid_shm_direct(c, bytes)))
         return allgather_direct(c, a, s, bytes, in, mine);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;

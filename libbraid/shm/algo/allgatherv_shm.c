@@ -7,8 +7,6 @@
  *   above a slot (single copy):               steps: 1   bytes: each rank
  *                                             reads the others' blocks
  *                                             straight from their buffers
- * (two ranks far apart: single copy above the single-copy threshold too,
- * braid_shm_cells)
  *
  * The same as allgather_shm with blocks of their own sizes and places:
  * every rank writes its block into its slot, waits for all, and copies
@@ -54,7 +52,7 @@ int braid_allgatherv_shm(braid_comm_t *c, const braid_coll_args_t *a)
     size_t es = a->esize, largest = a->count * es;
     char *out = a->rbuf;
     const char *mine = NULL != a->sbuf ? a->sbuf : out + a->displs[me] * es;
-    braid_shm_t *s = braid_shm_cells(c, largest);
+    braid_shm_t *s = braid_shm_of(c, largest);
     if (NULL == s && NULL != (s = braid_shm_direct(c, largest)))
         return allgatherv_direct(c, a, s, mine);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;

@@ -28,9 +28,7 @@
  * ranks agree on how many call numbers the call took - the most any owner
  * spanned - without a word more, since every word is in the first cell.
  * Single copy is for owners sending the others more than 8 KiB beyond the
- * cells: below that, no way, and the call goes pairwise; and, where two
- * ranks are far apart, for owners sending the other more than the
- * single-copy threshold (braid_shm_far_direct). An owner that
+ * cells: below that, no way, and the call goes pairwise. An owner that
  * published addresses waits for every reader before returning (its buffer
  * may change after that). If some rank had no way (too large for its
  * cells, no reader), every rank, having seen the same ways, runs
@@ -183,7 +181,6 @@ static void stream_get(const stream_t *t, size_t at, char *dst, size_t n)
 static uint64_t choose_way(braid_comm_t *c, braid_shm_t *s, size_t stream, size_t others, int *k)
 {
     size_t piece;
-    if (braid_shm_far_direct(s, others)) return WAY_DIRECT;
     *k = stream <= s->slot_bytes ? 1 : braid_shm_span(s, 1, stream, &piece);
     if (0 != *k) return WAY_CELLS;
     return others > DIRECT_MIN && NULL != braid_shm_direct(c, SIZE_MAX) ? WAY_DIRECT : WAY_NONE;
@@ -223,7 +220,7 @@ static bool fill_places(const view_t *v, int P, int me, const input_t *in, size_
     for (int q = 0; q < P; q++) {
         if (q == me) continue;   /* its own block it copies itself */
         size_t n = in->counts[q] * es;
-        if (n > v->place || braid_shm_far_direct(v->s, n)) return false;
+        if (n > v->place) return false;
         braid_copy(at, in->buf + in->displs[q] * es, n);
         at += v->place;
     }

@@ -10,8 +10,6 @@
  *                          the other's block, which writes 2 S / 3); where
  *                          the root's rbuf cannot take writes the root
  *                          reads (P - 1) S itself
- * (two ranks far apart: single copy above the single-copy threshold too,
- * braid_shm_cells)
  *
  * Cells: every rank writes its block into its slot and is done; the root
  * waits for all and copies the slots into rbuf. Nobody waits for the
@@ -95,8 +93,8 @@ int braid_gather_shm(braid_comm_t *c, const braid_coll_args_t *a)
     int P = c->size, me = c->rank, root = a->root;
     size_t bytes = a->count * a->esize;
     /* the cells wherever they carry the block (two copies at cache speed
-     * against a system call per block; braid_shm_cells), single copy above */
-    braid_shm_t *s = braid_shm_cells(c, bytes);
+     * against a system call per block), single copy above */
+    braid_shm_t *s = braid_shm_of(c, bytes);
     if (NULL == s && NULL != (s = braid_shm_direct(c, bytes)))
         return me == root ? direct_root(c, a, s, bytes) : direct_other(c, a, s, bytes);
     if (NULL == s) return BRAID_ERR_UNSUPPORTED;

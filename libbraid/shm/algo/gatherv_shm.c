@@ -15,8 +15,6 @@
  *                send buffer, and the rank returns once the root is done
  *   message (above a slot, no reader): the rank sends its block to the
  *                root, as gatherv_linear does
- * (two ranks far apart: single copy above the single-copy threshold too,
- * braid_shm_cells)
  *
  *   steps: 1   bytes: each rank its block once (cells: twice, at cache
  *   speed); messages: only the blocks that neither way carries
@@ -48,7 +46,7 @@ enum { WAY_CELLS, WAY_DIRECT, WAY_MESSAGE };
 /* the way of a block of `bytes`: the same answer on the sender and the root */
 static int way_of(const braid_comm_t *c, size_t bytes)
 {
-    if (NULL != braid_shm_cells(c, bytes)) return WAY_CELLS;
+    if (NULL != braid_shm_of(c, bytes)) return WAY_CELLS;
     return NULL != braid_shm_direct(c, bytes) ? WAY_DIRECT : WAY_MESSAGE;
 }
 

@@ -9,8 +9,6 @@
  *                                        root's send buffer (P = 2 with
  *                                        a writer: 2 S / 3, the root
  *                                        writes S / 3 into its rbuf)
- * (two ranks far apart: single copy above the single-copy threshold too,
- * braid_shm_cells)
  *
  * Cells: the root writes the other ranks' blocks into its slot, in rank
  * order without its own (which it copies straight into rbuf), and is
@@ -61,9 +59,8 @@ int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank, root = a->root;
     size_t bytes = a->count * a->esize, others = (size_t)(P - 1) * bytes;
-    /* the cells wherever they carry the others' blocks (braid_shm_cells),
-     * single copy above */
-    braid_shm_t *s = braid_shm_cells(c, others);
+    /* the cells wherever they carry the others' blocks, single copy above */
+    braid_shm_t *s = braid_shm_of(c, others);
     if (NULL == s && NULL != (s = braid_shm_direct(c, others))) {
         if (me == root) return direct_root(c, a, s, bytes);
         return braid_shm_take_call(s, root, (uint64_t)me * bytes, a->rbuf, reader_part(bytes), bytes);

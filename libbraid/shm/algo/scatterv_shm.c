@@ -14,8 +14,6 @@
  *                the root writes the last third)
  *   message (above a slot, no reader): the root sends every rank its
  *                block, as scatterv_linear does
- * (two ranks far apart: single copy above the single-copy threshold too,
- * braid_shm_cells)
  *
  *   steps: 1   bytes: each block once (cells: twice, at cache speed)
  *
@@ -78,7 +76,7 @@ static bool fill_places(const braid_comm_t *c, const braid_coll_args_t *a, const
     for (int q = 0; q < P; q++) {
         if (q == root) continue;
         size_t n = a->scounts[q] * es;
-        if (n > place || braid_shm_far_direct(s, n)) return false;
+        if (n > place) return false;
         braid_copy(at, (const char *)a->sbuf + a->sdispls[q] * es, n);
         at += place;
     }
@@ -97,7 +95,7 @@ static uint64_t fill_slot(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     }
     for (int q = 0; q < P; q++)
         if (q != root) others += a->scounts[q] * es;
-    uint64_t way = NULL != braid_shm_cells(c, head + others)         ? WAY_CELLS
+    uint64_t way = NULL != braid_shm_of(c, head + others)         ? WAY_CELLS
                    : NULL != braid_shm_direct(c, head + others)      ? WAY_DIRECT
                                                                      : WAY_MESSAGE;
     const char *base = a->sbuf;
