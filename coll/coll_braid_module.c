@@ -386,6 +386,11 @@ static int braid_module_enable(mca_coll_base_module_t *module, struct ompi_commu
         m->site.scratch.fail_alloc = 1;
         m->site.scratch.allocs_before_failure = (unsigned)c->inject_alloc_failure;
     }
+    /* MPI_COMM_WORLD lives as long as the job: on first need its tier
+     * comes up here (through the previous component), so that nonblocking
+     * calls made before its first blocking ones run on it rather than
+     * on the previous component */
+    if (c->ucx_first_need && comm == &ompi_mpi_comm_world.comm) mca_coll_braid_shm_setup_now(m);
 #if BRAID_COLL_V3
     install(m);
 #endif

@@ -171,6 +171,8 @@ const mca_coll_braid_op_t *mca_coll_braid_op_miss(mca_coll_braid_module_t *m,
  * blocking call; at the coll_braid_shm_after-th set the segment up (a
  * collective over the communicator: every rank calls it at the same call) */
 void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m);
+/* Set the communicator's tier up now (enable), if it was not tried */
+void mca_coll_braid_shm_setup_now(mca_coll_braid_module_t *m);
 
 END_C_DECLS
 

@@ -7,7 +7,8 @@
  * braid call (a dup used once and freed never pays for one), inside that
  * call and before its algorithm is chosen, on every rank alike; a
  * persistent request's init brings it up at once (it is made to be started
- * many times). Ranks on one node: one segment for the communicator, with
+ * many times), and so does MPI_COMM_WORLD's enable where UCX starts on
+ * first need (the job's nonblocking calls before its blocking ones). Ranks on one node: one segment for the communicator, with
  * coll_braid_shm_persistent channels; ranks on several nodes: one per
  * node, for the node view that the hierarchical allreduce reduces and
  * broadcasts in.
@@ -128,6 +129,13 @@ void mca_coll_braid_shm_tick(mca_coll_braid_module_t *m)
     if (++m->shm_calls < (unsigned)cmp()->shm_after) return;
     m->shm_tried = true;
     setup(m);
+}
+
+void mca_coll_braid_shm_setup_now(mca_coll_braid_module_t *m)
+{
+    if (m->shm_tried) return;
+    m->shm_tried = true;
+    if (cmp()->shm_enable) setup(m);
 }
 
 int mca_coll_braid_shm_channel_take(mca_coll_braid_module_t *m, braid_shm_t *s)
