@@ -40,7 +40,7 @@
  *   collective,size_class,calls,bytes,time_sum_max_rank_us,time_per_call_us,
  *   component,algorithms,not_braid,one_rank,after_arrival_max_rank_us
  * component: braid when mca_coll_braid.so is loaded in the process, else
- * tuned when mca_coll_tuned.so is, else "other".
+ * tuned when mca_coll_tuned.so is or libmpi holds tuned, else "other".
  *
  * BRAIDPROF_ALGORITHMS=1: which algorithm braid ran for each call
  * (algorithms: "shm:8 recursive_doubling:2"), how many calls on a
@@ -912,6 +912,8 @@ static const char *component(void)
 {
     if (dl_iterate_phdr(has_object, (void *)"mca_coll_braid.so")) return "braid";
     if (dl_iterate_phdr(has_object, (void *)"mca_coll_tuned.so")) return "tuned";
+    /* an Open MPI whose components are built into libmpi (Debian's 5.0) */
+    if (NULL != dlsym(RTLD_DEFAULT, "mca_coll_tuned_component")) return "tuned";
     return "other";
 }
 
