@@ -77,8 +77,8 @@ static braid_ucx_config_t transport_config(void)
 /* Whether this process would start UCX on first need
  * (mca_coll_braid_component_t.ucx_first_need): a job on one node whose
  * communicators have their shared-memory tier, no device buffers, and
- * nothing that needs UCX from the start - the progress thread and
- * MPI_THREAD_MULTIPLE (threads would start it at once), fault tolerance,
+ * nothing that needs UCX from the start - the progress thread (it waits
+ * on the worker's wake-up fd), fault tolerance,
  * emulated nodes, forced algorithms or a rules file (message algorithms
  * at any size, also for the nonblocking calls Open MPI posts from its
  * progress loop). Agreed in mca_coll_braid_transport_boot. */
@@ -90,7 +90,9 @@ static bool first_need_here(const braid_ucx_config_t *cfg)
         (int)opal_process_info.num_local_peers + 1 != n || n > BRAID_SHM_MAX_P ||
         mca_coll_braid_ft_enabled() || (NULL != c->rules_file && '\0' != c->rules_file[0]))
         return false;
-    if (NULL != cfg && (cfg->thread_multiple || cfg->wakeup)) return false;
+    /* MPI_THREAD_MULTIPLE starts on first need too: threads on different
+     * communicators may start it at once (braid_ucx_join is thread-safe) */
+    if (NULL != cfg && cfg->wakeup) return false;
     for (int i = 0; i < BRAID_COLL_N; i++)
         if (BRAID_ALG_AUTO != c->forced_algorithm[i]) return false;
     return !mca_coll_braid_cuda_probe();
@@ -138,8 +140,11 @@ static void transport_ready(int rank, const braid_ucx_config_t *cfg)
     if (0 == rank && cfg->thread_multiple)
         opal_output_verbose(10, c->output, "braid: MPI_THREAD_MULTIPLE: collectives on "
                             "different communicators run concurrently; threads kept apart "
-                            "on the UCX worker by %s", 0 == strcmp(braid_ucx_thread_mode(),
-                            "ucx") ? "UCX (UCS_THREAD_MODE_MULTI)" : "braid's mutex");
+                            "on the UCX worker by %s",
+                            cfg->serialize      ? "braid's mutex"
+                            : !braid_ucx_ready() ? "UCX or braid's mutex, once it starts"
+                            : 0 == strcmp(braid_ucx_thread_mode(), "ucx") ? "UCX (UCS_THREAD_MODE_MULTI)"
+                                                                         : "braid's mutex");
     /* progress braid's worker and requests from every MPI wait too: a peer
      * that has left a collective must still answer our handshakes (low
      * priority until a nonblocking request goes outstanding) */

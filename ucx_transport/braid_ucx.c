@@ -12,6 +12,12 @@
  *    first, so creation is under ep_mutex and the pointer is published
  *    with a release store (as is all_connected);
  *  - the traffic counters: atomic adds;
+ *  - a start on first need (braid_ucx_join), which threads of different
+ *    communicators may make at once: the worker's creation and the peer
+ *    table's addresses under join_mutex (not held across the agreement
+ *    and exchange, collectives on the communicator), and g.ready
+ *    published with a release store, which the progress paths, called
+ *    from any thread, load with acquire;
  *  - the count of waiting threads, which decides whether an idle wait
  *    yields the core (yield_now).
  * Without thread_multiple none of this is taken: one predictable branch on
@@ -90,6 +96,7 @@ static braid_ucx_counters_t counters;
 static int waiters;
 /* lock order: ep_mutex, then worker_mutex */
 static pthread_mutex_t worker_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t join_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t ep_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static inline void worker_enter(void)
@@ -169,7 +176,10 @@ static bool load_ucx(void)
     return true;
 }
 
-bool braid_ucx_ready(void) { return g.ready; }
+/* g.ready from any thread (a start on first need publishes it) */
+static inline bool is_ready(void) { return __atomic_load_n(&g.ready, __ATOMIC_ACQUIRE); }
+
+bool braid_ucx_ready(void) { return is_ready(); }
 
 const char *braid_ucx_thread_mode(void)
 {
@@ -276,7 +286,7 @@ static int init_worker(void)
                     "in steps", ucx.ucs_status_string(st));
         }
     }
-    g.ready = true;
+    __atomic_store_n(&g.ready, true, __ATOMIC_RELEASE);
     return BRAID_OK;
 }
 
@@ -447,11 +457,13 @@ int braid_ucx_join(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oob, in
 {
     int P = oob->nprocs;
     if (n_extra < 0 || n_extra > JOIN_EXTRA_MAX) return BRAID_ERR_ARG;
+    pthread_mutex_lock(&join_mutex);
     bool ok = BRAID_OK == braid_ucx_init(cfg) && BRAID_OK == table_open(job_procs, procs[oob->me]);
     bool missing = false;
     for (int i = 0; ok && i < P; i++)
         if (procs[i] < 0 || procs[i] >= g.npeers) ok = false;
         else if (NULL == g.peers[procs[i]].addr) missing = true;
+    pthread_mutex_unlock(&join_mutex);
     long in[JOIN_FIXED + JOIN_EXTRA_MAX] = { ok ? 0 : 1, ok ? (long)g.local_addr_len : 0,
                                               missing ? 1 : 0 };
     long out[JOIN_FIXED + JOIN_EXTRA_MAX] = { 0 };
@@ -471,6 +483,8 @@ int braid_ucx_join(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oob, in
     memcpy(mine, &l64, sizeof(l64));
     memcpy(mine + sizeof(l64), g.local_addr, g.local_addr_len);
     rc = oob->gather_all(oob->arg, mine, all, stride);
+    /* (another thread's join may have brought some meanwhile) */
+    pthread_mutex_lock(&join_mutex);
     for (int i = 0; 0 == rc && i < P; i++) {
         braid_ucx_peer_t *p = &g.peers[procs[i]];
         if (NULL != p->addr) continue;
@@ -478,6 +492,7 @@ int braid_ucx_join(const braid_ucx_config_t *cfg, const braid_ucx_oob_t *oob, in
         if (NULL == (p->addr = malloc(l64 ? (size_t)l64 : 1))) rc = BRAID_ERR_NOMEM;
         else memcpy(p->addr, all + (size_t)i * stride + sizeof(l64), (size_t)l64);
     }
+    pthread_mutex_unlock(&join_mutex);
     free(all);
     return rc;
 }
@@ -567,7 +582,7 @@ static inline void hook_active(void)
 int braid_ucx_progress(unsigned calls)
 {
     static unsigned tick;
-    if (!g.ready) return 0;
+    if (!is_ready()) return 0;
     unsigned t = g.mt ? __atomic_add_fetch(&tick, calls, __ATOMIC_RELAXED) : (tick += calls);
     unsigned l = __atomic_load_n(&linger, __ATOMIC_RELAXED);
     unsigned every = l > 0 ? BRAID_UCX_HOOK_EVERY : BRAID_UCX_HOOK_IDLE;
@@ -583,12 +598,12 @@ int braid_ucx_progress(unsigned calls)
     return n;
 }
 
-bool braid_ucx_has_wakeup(void) { return g.ready && g.efd >= 0; }
+bool braid_ucx_has_wakeup(void) { return is_ready() && g.efd >= 0; }
 
 bool braid_ucx_wait_event(long timeout_ns)
 {
     struct timespec ts = { timeout_ns / 1000000000L, timeout_ns % 1000000000L };
-    if (!g.ready || g.efd < 0) {
+    if (!is_ready() || g.efd < 0) {
         nanosleep(&ts, NULL);
         return false;
     }
@@ -607,7 +622,7 @@ bool braid_ucx_wait_event(long timeout_ns)
 
 int braid_ucx_progress_now(void)
 {
-    if (!g.ready) return 0;
+    if (!is_ready()) return 0;
     if (!g.lock_worker) return (int)ucx.ucp_worker_progress(g.worker);
     if (0 != pthread_mutex_trylock(&worker_mutex)) return 0;
     int n = (int)ucx.ucp_worker_progress(g.worker);
