@@ -106,11 +106,15 @@ static bool first_need_here(const braid_ucx_config_t *cfg)
  * singleton's world is braid's only where CUDA is used). */
 void mca_coll_braid_transport_start_early(void)
 {
-    if (OMPI_MPI_STATE_INIT_STARTED != ompi_mpi_state || ompi_process_info.num_procs < 2 ||
-        first_need_here(NULL))
-        return;
+    if (OMPI_MPI_STATE_INIT_STARTED != ompi_mpi_state || ompi_process_info.num_procs < 2) return;
     braid_ucx_config_t cfg = transport_config();
-    braid_ucx_init_early(&cfg);
+    if (!first_need_here(NULL)) braid_ucx_init_early(&cfg);
+    /* on first need, where threads other than MPI_Init's may call MPI
+     * (MPI_THREAD_SERIALIZED and up), one of them may start UCX: its
+     * libraries are loaded here, on the thread that called MPI_Init
+     * (braid_ucx_load says why) */
+    else if (ompi_mpi_thread_provided >= MPI_THREAD_SERIALIZED && braid_ucx_load(cfg.log))
+        cfg.log(10, "UCX's libraries loaded in MPI_Init, for a start on first need on any thread");
 }
 
 /* the transport knows process i as the one of rank i in comm: where

@@ -151,30 +151,34 @@ static void log_msg(int level, const char *fmt, ...)
 }
 
 /* Load UCX's libraries and find its functions, once (never unloaded: UCX
- * keeps threads and hooks). Called before the first UCX call, on the
- * thread that starts UCX; the early start's thread is joined before any
- * other reads the table. */
-static bool load_ucx(void)
+ * keeps threads and hooks); see braid_ucx_load for the thread that may.
+ * A failure is logged through `log` each time it is asked again. */
+static bool load_ucx(braid_ucx_log_fn log)
 {
+    static pthread_mutex_t load_mutex = PTHREAD_MUTEX_INITIALIZER;
     static int state;   /* 0: not tried, 1: loaded, -1: failed */
-    if (0 != state) return state > 0;
-    state = -1;
-    void *ucp = dlopen(BRAID_UCP_LIB, RTLD_NOW | RTLD_LOCAL);
-    void *ucs = NULL != ucp ? dlopen(BRAID_UCS_LIB, RTLD_NOW | RTLD_LOCAL) : NULL;
-    if (NULL == ucs) {
-        log_msg(1, "UCX could not be loaded: %s", dlerror());
-        return false;
-    }
-#define UCX_FN_LOAD(name)                                                                   \
-    if (NULL == (*(void **)&ucx.name = dlsym(0 == strncmp(#name, "ucs_", 4) ? ucs : ucp, #name))) { \
-        log_msg(1, "UCX lacks %s (%s, %s)", #name, BRAID_UCP_LIB, BRAID_UCS_LIB);             \
-        return false;                                                                       \
-    }
-    UCX_FNS(UCX_FN_LOAD)
+    static char why[256];
+    pthread_mutex_lock(&load_mutex);
+    if (0 == state) {
+        state = -1;
+        void *ucp = dlopen(BRAID_UCP_LIB, RTLD_NOW | RTLD_LOCAL);
+        void *ucs = NULL != ucp ? dlopen(BRAID_UCS_LIB, RTLD_NOW | RTLD_LOCAL) : NULL;
+        if (NULL == ucs) snprintf(why, sizeof(why), "UCX could not be loaded: %s", dlerror());
+#define UCX_FN_LOAD(name)                                                                          \
+        if (NULL != ucs && '\0' == why[0] &&                                                      \
+            NULL == (*(void **)&ucx.name = dlsym(0 == strncmp(#name, "ucs_", 4) ? ucs : ucp, #name))) \
+            snprintf(why, sizeof(why), "UCX lacks %s (%s, %s)", #name, BRAID_UCP_LIB, BRAID_UCS_LIB);
+        UCX_FNS(UCX_FN_LOAD)
 #undef UCX_FN_LOAD
-    state = 1;
-    return true;
+        if ('\0' == why[0]) state = 1;
+    }
+    bool ok = state > 0;
+    pthread_mutex_unlock(&load_mutex);
+    if (!ok && NULL != log) log(1, "%s", why);
+    return ok;
 }
+
+bool braid_ucx_load(braid_ucx_log_fn log) { return load_ucx(log); }
 
 /* g.ready from any thread (a start on first need publishes it) */
 static inline bool is_ready(void) { return __atomic_load_n(&g.ready, __ATOMIC_ACQUIRE); }
@@ -230,7 +234,7 @@ static int init_context(const braid_ucx_config_t *cfg)
     g.self = -1;
     g.efd = -1;
     if (cfg) g.cfg = *cfg;
-    if (!load_ucx()) return BRAID_ERR_TRANSPORT;
+    if (!load_ucx(g.cfg.log)) return BRAID_ERR_TRANSPORT;
 
     st = ucx.ucp_config_read(NULL, NULL, &config);
     if (UCS_OK != st) {
@@ -310,6 +314,8 @@ static void *early_main(void *arg)
 void braid_ucx_init_early(const braid_ucx_config_t *cfg)
 {
     if (g.ready || early.running) return;
+    /* the libraries on this thread, before the other exists (braid_ucx_load) */
+    if (!load_ucx(cfg->log)) return;
     early.cfg = *cfg;
     early.running = 0 == pthread_create(&early.thread, NULL, early_main, NULL);
 }
@@ -382,8 +388,8 @@ int braid_ucx_set_nodes(int nprocs, const uint64_t *node_keys, int my_proc)
  * address; every record `stride` bytes. */
 static void record_pack(char *rec, uint64_t node_key)
 {
-    const void *addr;
-    size_t alen;
+    const void *addr = NULL;
+    size_t alen = 0;
     braid_ucx_local_address(&addr, &alen);
     uint64_t l64 = alen;
     memcpy(rec, &l64, sizeof(l64));

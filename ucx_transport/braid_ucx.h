@@ -22,6 +22,9 @@
 
 #include "braid_algo.h"
 
+/* printf-like logger for errors and verbose messages */
+typedef void (*braid_ucx_log_fn)(int level, const char *fmt, ...);
+
 typedef struct braid_ucx_config {
     /* called when a wait finds nothing to progress (let the rest of the MPI
      * library progress); may be NULL */
@@ -45,8 +48,7 @@ typedef struct braid_ucx_config {
      * UCX ends this process too (a transfer from a dead process's memory
      * is fatal to it); the error is logged at level 10 */
     bool peer_errors;
-    /* printf-like logger for errors and verbose messages; may be NULL */
-    void (*log)(int level, const char *fmt, ...);
+    braid_ucx_log_fn log;   /* may be NULL */
 } braid_ucx_config_t;
 
 /* Create the context and worker. Returns BRAID_OK or BRAID_ERR_TRANSPORT
@@ -54,6 +56,18 @@ typedef struct braid_ucx_config {
  * function here. */
 int braid_ucx_init(const braid_ucx_config_t *cfg);
 bool braid_ucx_ready(void);
+
+/* Load UCX's libraries on the calling thread (once; false, logged through
+ * `log`, when they cannot be). libucs's constructor tests UCX's memory
+ * hooks by moving the program break up a page and back (ucm_mmap_init);
+ * a thread that allocates from glibc's main heap in between is left with
+ * a heap whose top lies past the break ("break adjusted to free malloc
+ * space", SIGSEGV). So the libraries must be loaded on the thread that
+ * allocates from the main heap - the one that called MPI_Init - while no
+ * other thread can: braid_ucx_init_early does so before its thread
+ * exists, and a program whose other threads may start UCX first
+ * (MPI_THREAD_MULTIPLE) calls this in MPI_Init. */
+bool braid_ucx_load(braid_ucx_log_fn log);
 
 /* Start the context (ucp_init: UCX's configuration, transport libraries
  * and devices) on a thread of its own and return at once, so that it
