@@ -248,7 +248,7 @@ static void *thread_main(void *arg)
         } else if (e->hooks.wait_event(sleep_ns)) {
             sleep_ns = 1000;   /* a message came: the fibers waiting on it run next */
         } else if (sleep_ns < PT_SLEEP_MAX_NS) {
-            sleep_ns *= 2;
+            sleep_ns = sleep_ns * 2 < PT_SLEEP_MAX_NS ? sleep_ns * 2 : PT_SLEEP_MAX_NS;
         }
     }
 }

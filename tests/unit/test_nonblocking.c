@@ -566,6 +566,99 @@ START_TEST(fiber_steps)
 }
 END_TEST
 
+/* The progress thread's back-off. A pass after which a fiber waits
+ * somewhere new is progress, as one after which it finished is: a shm-tier
+ * step has no fd to wake the thread, so a thread that backed off between
+ * steps would add its sleep to every step. Here a job of PT_STEPS waits,
+ * each done at its second look (a step whose peer's flag is up by the next
+ * pass), runs to its end on the thread without one wait on the transport's
+ * wake-up (counting only finished fibers, the thread waits from its 64th
+ * pass on). Then a job whose flag nobody sets: the thread backs off into
+ * waits of growing length, at most 200 us each, and the job ends once the
+ * flag is set. */
+#define PT_STEPS 2000
+typedef struct {
+    int steps;
+    int flag;   /* the second job waits for it */
+} pt_job_t;
+
+static struct {
+    int waits;   /* hooks.wait_event's calls */
+    long longest;
+} pt_seen;
+
+static int pt_poll(void) { return 0; }
+static bool pt_wait_event(long ns)
+{
+    __atomic_add_fetch(&pt_seen.waits, 1, __ATOMIC_RELAXED);
+    if (ns > __atomic_load_n(&pt_seen.longest, __ATOMIC_RELAXED))
+        __atomic_store_n(&pt_seen.longest, ns, __ATOMIC_RELAXED);
+    nanosleep(&(struct timespec){ 0, ns }, NULL);
+    return false;
+}
+static const char *pt_wait_name(void) { return "the test's clock"; }
+static void pt_complete(void *arg, braid_task_t *t)
+{
+    (void)arg;
+    t->result = braid_task_finish(t);
+}
+
+static int pt_steps_job(void *p)
+{
+    pt_job_t *j = p;
+    braid_fiber_t *f = braid_fiber_self();
+    for (int s = 0; s < j->steps; s++)   /* each wait's first look fails */
+        if (braid_fiber_yield_due(f, 1, true)) braid_fiber_yield();
+    for (unsigned turn = 1; !__atomic_load_n(&j->flag, __ATOMIC_ACQUIRE); turn++)
+        if (braid_fiber_yield_due(f, turn, true)) braid_fiber_yield();
+    return 5;
+}
+
+/* post j on t, leave it to the thread, and complete it once it ran out */
+static void pt_run(braid_engine_t *e, braid_task_t *t, pt_job_t *j, int set_flag_after_waits)
+{
+    if (NULL == t->fiber) braid_task_prepare(t, BRAID_TASK_NONBLOCKING, -1);
+    else braid_task_reuse(t, BRAID_TASK_NONBLOCKING, -1);
+    ck_assert_int_eq(braid_task_post(t, pt_steps_job, j), BRAID_TASK_PENDING);
+    braid_engine_add(e, t);
+    for (long naps = 0; !__atomic_load_n(&t->ran_out, __ATOMIC_ACQUIRE); naps++) {
+        ck_assert_msg(naps < 20000, "the progress thread did not run the job out");
+        if (set_flag_after_waits && __atomic_load_n(&pt_seen.waits, __ATOMIC_RELAXED) >=
+                                        set_flag_after_waits)
+            __atomic_store_n(&j->flag, 1, __ATOMIC_RELEASE);
+        nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+    }
+    ck_assert_int_eq(braid_engine_progress(e, true), 1);   /* this thread completes it */
+    ck_assert_int_eq(t->result, 5);
+    ck_assert(!braid_engine_outstanding(e));
+}
+
+START_TEST(progress_thread_back_off)
+{
+    braid_engine_hooks_t hooks = { .complete = pt_complete, .poll = pt_poll,
+                                   .wait_event = pt_wait_event, .wait_name = pt_wait_name };
+    braid_engine_t e;
+    braid_engine_init(&e, &hooks);
+    braid_engine_set_shared(&e, true, true);
+    braid_task_t t;
+    memset(&t, 0, sizeof t);
+    pt_job_t steps = { .steps = PT_STEPS, .flag = 1 };
+    pt_run(&e, &t, &steps, 0);
+    ck_assert_uint_ge(braid_fiber_steps(t.fiber), PT_STEPS);
+    ck_assert_int_eq(pt_seen.waits, 0);
+    /* idle: 64 passes with sched_yield, then waits from 1 us doubling to
+     * 200 us; 12 waits reach the ceiling */
+    pt_job_t idle = { .steps = 0, .flag = 0 };
+    pt_run(&e, &t, &idle, 12);
+    ck_assert_int_ge(pt_seen.waits, 12);
+    ck_assert_int_ge(pt_seen.longest, 100000);
+    ck_assert_int_le(pt_seen.longest, 200000);
+    braid_engine_fini(&e, braid_task_release);
+    braid_task_release(&t);
+    braid_fiber_pool_release();
+}
+END_TEST
+
 /* A task keeps its fiber from its first post to braid_task_release,
  * which gives it back to the pool: later posts bind their jobs to the
  * same fiber (after a job that returned and after one that yielded and
@@ -708,5 +801,6 @@ int main(void)
     tcase_add_test(tc, fiber_steps);
     tcase_add_test(tc, task_keeps_fiber);
     tcase_add_test(tc, fiber_entries);
+    tcase_add_test(tc, progress_thread_back_off);
     return unit_run_suite(s);
 }
