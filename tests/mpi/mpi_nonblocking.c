@@ -2,7 +2,7 @@
  * mpi_nonblocking.c - nonblocking and persistent collectives, checked
  * element by element against references computed from the known inputs.
  *
- *   mpi_nonblocking [multiple] [mixed|overlap|persistent|order|channels|wrap|threads] ...
+ *   mpi_nonblocking [multiple] [mixed|overlap|persistent|order|channels|wrap|threads|async] ...
  *
  *   mixed       every nonblocking collective (allreduce, bcast, reduce,
  *               allgather, reduce_scatter_block, reduce_scatter, barrier)
@@ -30,9 +30,15 @@
  *               communicator, post and complete nonblocking collectives;
  *               then 4 threads start and complete persistent requests of
  *               one communicator at once
+ *   async       rank 0 makes no MPI call between its posts and its waits
+ *               until the others' requests are complete (test_async)
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mpi_test_common.h"
 #include "mpi_persistent.h"
@@ -290,6 +296,88 @@ static void test_overlap(void)
                  bad, sum, want);
     }
     free(buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* asynchronous progress: the others finish while rank 0 makes no call */
+/* ------------------------------------------------------------------ */
+
+/* Rank 0 posts an Iallreduce, an Ibcast (its root) and an Ialltoall of
+ * 1 MiB each, which need its part in more than one step, and then makes
+ * no MPI call until the others have completed theirs: they say so by
+ * appending a byte each to a file rank 0 named, which it watches (the
+ * ranks share a node). Only a progress thread can advance rank 0's
+ * request meanwhile (run with coll_braid_progress_thread=1 under
+ * "multiple"); without one, rank 0 gives up after ASYNC_LIMIT_S seconds
+ * and the case fails. Every value is checked. */
+#define ASYNC_LIMIT_S 20
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return 0 == stat(path, &st) ? (long)st.st_size : -1;
+}
+
+static void test_async(void)
+{
+    const char *names[] = { "iallreduce", "ibcast", "ialltoall" };
+    size_t n = 1 << 18;   /* 1 MiB of ints */
+    char path[64] = "/tmp/braid-async-XXXXXX";
+    if (0 == wrank) {
+        int fd = mkstemp(path);
+        if (fd >= 0) close(fd);
+    }
+    MPI_Bcast(path, (int)sizeof(path), MPI_CHAR, 0, MPI_COMM_WORLD);
+    int *in = xmalloc(n * sizeof(int)), *out = xmalloc(n * sizeof(int));
+    for (int k = 0; k < 3; k++) {
+        size_t block = n / (size_t)wsize;
+        for (size_t i = 0; i < n; i++) {
+            in[i] = 1 == k && 0 != wrank ? -1 : val(wrank, i, k);
+            out[i] = -1;
+        }
+        MPI_Request req;
+        if (0 == k) MPI_Iallreduce(in, out, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+        else if (1 == k) MPI_Ibcast(in, (int)n, MPI_INT, 0, MPI_COMM_WORLD, &req);
+        else MPI_Ialltoall(in, (int)block, MPI_INT, out, (int)block, MPI_INT, MPI_COMM_WORLD, &req);
+        int ended = 1;
+        if (0 == wrank) {
+            /* no MPI call until the others' requests are complete */
+            double t0 = MPI_Wtime();
+            while (file_size(path) < (long)(k + 1) * (wsize - 1) &&
+                   (ended = MPI_Wtime() - t0 < ASYNC_LIMIT_S))
+                nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            int fd = open(path, O_WRONLY | O_APPEND);
+            ended = fd >= 0 && 1 == write(fd, "x", 1);
+            if (fd >= 0) close(fd);
+        }
+        long bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            long want;
+            if (0 == k) {
+                want = 0;
+                for (int r = 0; r < wsize; r++) want += val(r, i, k);
+                bad += out[i] != want;
+            } else if (1 == k) {
+                bad += in[i] != val(0, i, k);
+            } else if (i < block * (size_t)wsize) {
+                /* block r of the result is rank r's block wrank */
+                size_t r = i / block;
+                bad += out[i] != val((int)r, (size_t)wrank * block + i % block, k);
+            }
+        }
+        mt_check(ended, "async %s: the others' requests not complete after %d s while rank 0 "
+                 "made no MPI call", names[k], ASYNC_LIMIT_S);
+        mt_check(0 == bad, "async %s: %ld wrong values", names[k], bad);
+        if (0 == wrank && ended)
+            printf("async %s: the others completed while rank 0 made no MPI call\n", names[k]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (0 == wrank) unlink(path);
+    free(in);
+    free(out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -677,6 +765,7 @@ int main(int argc, char **argv)
         if (0 == strcmp(t, "channels")) test_channels();
         if (0 == strcmp(t, "wrap")) test_wrap();
         if (0 == strcmp(t, "threads")) test_threads();
+        if (0 == strcmp(t, "async")) test_async();
         if (all) break;
     }
     MPI_Op_free(&vsum_op);
