@@ -74,7 +74,7 @@ static int braid_open(void)
     c->transport_ready = false;
     if (c->params_valid) {
         load_rules();
-        mca_coll_braid_transport_start_early();
+        mca_coll_braid_transport_open();
     }
     return OMPI_SUCCESS;
 }

@@ -111,7 +111,7 @@ extern char mca_coll_braid_invalid_message[1024];
 int mca_coll_braid_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_braid_comm_query(struct ompi_communicator_t *comm, int *priority);
 /* begin UCX's start-up on a thread while MPI_Init goes on (coll_braid_transport.c) */
-void mca_coll_braid_transport_start_early(void);
+void mca_coll_braid_transport_open(void);
 
 /* progress braid's transport and requests (registered with opal_progress,
  * in its low-priority list while no request is outstanding) */

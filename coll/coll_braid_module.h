@@ -143,8 +143,8 @@ OBJ_CLASS_DECLARATION(mca_coll_braid_module_t);
  * module goes. */
 int mca_coll_braid_group_id_take(mca_coll_braid_module_t *m, uint32_t *id);
 
-/* Bring UCX up on comm, which holds every process of the job: join its
- * early start, exchange addresses and nodes (coll_braid_transport.c). */
+/* Bring UCX up on comm, which holds every process of the job: start it,
+ * exchange addresses and nodes (coll_braid_transport.c). */
 int mca_coll_braid_transport_boot(mca_coll_braid_module_t *m, ompi_communicator_t *comm);
 
 /* Where UCX starts on first need: whether a call of m (NULL req: a

@@ -1,9 +1,8 @@
 /*
  * coll_braid_transport.c - bringing UCX up, by the previous module's
  * collectives, with an outcome agreed by every rank. On several nodes: in
- * MPI_Init, UCX's context started on a thread of its own while MPI_Init
- * runs, then every process's worker address and node exchanged over the
- * first communicator braid takes (MPI_COMM_WORLD, or with MPI-4 sessions
+ * MPI_Init, UCX started, then every process's worker address and node
+ * exchanged over the first communicator braid takes (MPI_COMM_WORLD, or with MPI-4 sessions
  * one made from a group of every process of the job). On one node, where
  * the shared-memory tier carries most collectives: on first need, per
  * communicator (the first blocking call whose algorithm sends messages,
@@ -51,7 +50,7 @@ static int oob_gather(void *arg, const void *mine, void *all, size_t bytes)
 static braid_ucx_config_t transport_config(void)
 {
     const mca_coll_braid_component_t *c = &mca_coll_braid_component;
-    /* before init_query (the early start) the progress thread is on only
+    /* before init_query (the component's open) the progress thread is on only
      * where MPI_THREAD_MULTIPLE makes it so there */
     bool progress_thread = c->progress_thread && ompi_mpi_thread_multiple;
     braid_ucx_config_t cfg = {
@@ -98,23 +97,23 @@ static bool first_need_here(const braid_ucx_config_t *cfg)
     return !mca_coll_braid_cuda_probe();
 }
 
-/* UCX's context (ucp_init: its configuration, transport libraries and
- * devices) starts when the component opens, on a thread of its own, and
- * passes while MPI_Init goes on; MPI_COMM_WORLD's enable joins it and
- * makes the worker (mca_coll_braid_transport_boot). Only inside MPI_Init
- * (ompi_info opens components too) and in a job of several processes (a
- * singleton's world is braid's only where CUDA is used). */
-void mca_coll_braid_transport_start_early(void)
+/* At the component's open in MPI_Init, where UCX starts on first need
+ * and threads other than MPI_Init's may call MPI (MPI_THREAD_SERIALIZED
+ * and up): UCX's libraries and context now, on the thread that called
+ * MPI_Init, since neither may be made beside a thread that allocates
+ * from the main heap (braid_ucx_context says why); the first need makes
+ * only the worker, on whichever thread it arises. Elsewhere UCX starts
+ * whole on MPI_Init's thread: MPI_COMM_WORLD's enable, or a first need on
+ * that thread. Only inside MPI_Init (ompi_info opens components too) and
+ * in a job of several processes. */
+void mca_coll_braid_transport_open(void)
 {
-    if (OMPI_MPI_STATE_INIT_STARTED != ompi_mpi_state || ompi_process_info.num_procs < 2) return;
+    if (OMPI_MPI_STATE_INIT_STARTED != ompi_mpi_state || ompi_process_info.num_procs < 2 ||
+        ompi_mpi_thread_provided < MPI_THREAD_SERIALIZED || !first_need_here(NULL))
+        return;
     braid_ucx_config_t cfg = transport_config();
-    if (!first_need_here(NULL)) braid_ucx_init_early(&cfg);
-    /* on first need, where threads other than MPI_Init's may call MPI
-     * (MPI_THREAD_SERIALIZED and up), one of them may start UCX: its
-     * libraries are loaded here, on the thread that called MPI_Init
-     * (braid_ucx_load says why) */
-    else if (ompi_mpi_thread_provided >= MPI_THREAD_SERIALIZED && braid_ucx_load(cfg.log))
-        cfg.log(10, "UCX's libraries loaded in MPI_Init, for a start on first need on any thread");
+    if (BRAID_OK == braid_ucx_context(&cfg))
+        cfg.log(10, "UCX's context made in MPI_Init, for a start on first need on any thread");
 }
 
 /* the transport knows process i as the one of rank i in comm: where
@@ -204,6 +203,9 @@ int mca_coll_braid_transport_boot(mca_coll_braid_module_t *m, ompi_communicator_
         if (c->node_key[i] != c->node_key[0]) c->multi_node = true;
     if (OMPI_SUCCESS == rc) rc = map_procs(comm);
     if (OMPI_SUCCESS == rc) transport_ready(rank, &cfg);
+    if (OMPI_SUCCESS == rc && 0 == rank)
+        opal_output_verbose(10, c->output, "braid: %s: UCX started in MPI_Init (%d ranks)",
+                            comm->c_name, P);
     return rc;
 }
 

@@ -294,54 +294,27 @@ static int init_worker(void)
     return BRAID_OK;
 }
 
-/* The context's start on a thread of its own (braid_ucx_init_early):
- * nothing else reads g until braid_ucx_init or braid_ucx_finalize has
- * joined it. */
-static struct {
-    pthread_t thread;
-    bool running;
-    braid_ucx_config_t cfg;
-    int rc;
-} early;
-
-static void *early_main(void *arg)
+int braid_ucx_context(const braid_ucx_config_t *cfg)
 {
-    (void)arg;
-    early.rc = init_context(&early.cfg);
-    return NULL;
-}
-
-void braid_ucx_init_early(const braid_ucx_config_t *cfg)
-{
-    if (g.ready || early.running) return;
-    /* the libraries on this thread, before the other exists (braid_ucx_load) */
-    if (!load_ucx(cfg->log)) return;
-    early.cfg = *cfg;
-    early.running = 0 == pthread_create(&early.thread, NULL, early_main, NULL);
-}
-
-/* Join the early start; its context is kept if `cfg` asks for the same
- * features (the wake-up), else let go */
-static void early_join(const braid_ucx_config_t *cfg)
-{
-    if (!early.running) return;
-    pthread_join(early.thread, NULL);
-    early.running = false;
-    if (BRAID_OK != early.rc || NULL == g.context) return;
-    if (NULL != cfg && cfg->wakeup == g.cfg.wakeup) {
-        g.cfg = *cfg;
-        log_msg(10, "the UCX context started on a thread of its own while MPI_Init ran");
-        return;
-    }
-    ucx.ucp_cleanup(g.context);
-    g.context = NULL;
+    if (g.ready || NULL != g.context) return BRAID_OK;
+    return init_context(cfg);
 }
 
 int braid_ucx_init(const braid_ucx_config_t *cfg)
 {
-    early_join(cfg);
     if (g.ready) return BRAID_OK;
-    if (NULL == g.context && BRAID_OK != init_context(cfg)) return BRAID_ERR_TRANSPORT;
+    /* a context made before (braid_ucx_context) is kept where cfg asks for
+     * the same features (the wake-up) */
+    if (NULL != g.context && cfg->wakeup != g.cfg.wakeup) {
+        ucx.ucp_cleanup(g.context);
+        g.context = NULL;
+    }
+    if (NULL != g.context) {
+        g.cfg = *cfg;
+        log_msg(10, "the UCX context made in MPI_Init is kept");
+    } else if (BRAID_OK != init_context(cfg)) {
+        return BRAID_ERR_TRANSPORT;
+    }
     return init_worker();
 }
 
@@ -663,7 +636,6 @@ static void close_endpoints(void)
  * takes no lock but the ones wait_request takes. */
 void braid_ucx_finalize(void)
 {
-    early_join(NULL);
     if (!g.ready) {
         if (NULL != g.context) ucx.ucp_cleanup(g.context);
         g.context = NULL;

@@ -57,28 +57,24 @@ typedef struct braid_ucx_config {
 int braid_ucx_init(const braid_ucx_config_t *cfg);
 bool braid_ucx_ready(void);
 
-/* Load UCX's libraries on the calling thread (once; false, logged through
- * `log`, when they cannot be). libucs's constructor tests UCX's memory
- * hooks by moving the program break up a page and back (ucm_mmap_init);
- * a thread that allocates from glibc's main heap in between is left with
- * a heap whose top lies past the break ("break adjusted to free malloc
- * space", SIGSEGV). So the libraries must be loaded on the thread that
- * allocates from the main heap - the one that called MPI_Init - while no
- * other thread can: braid_ucx_init_early does so before its thread
- * exists, and a program whose other threads may start UCX first
- * (MPI_THREAD_MULTIPLE) calls this in MPI_Init. */
+/* UCX and glibc's main heap. libucs's constructor tests UCX's memory
+ * hooks by moving the program break up a page and back (ucm_mmap_init),
+ * and ucp_init, where it registers for memory events, tests them again
+ * with brk(NULL), which stores the break it read into glibc's __curbrk.
+ * A thread that allocates from the main heap meanwhile is left with a
+ * heap whose top lies past the break ("break adjusted to free malloc
+ * space", SIGSEGV). So both run on the thread that allocates from the
+ * main heap - the one that called MPI_Init - while it runs no other code:
+ * braid_ucx_load loads the libraries, braid_ucx_context makes the
+ * context too (ucp_init), on the calling thread. Only the worker may be
+ * made on another thread (braid_ucx_init after braid_ucx_context).
+ *
+ * braid_ucx_load: once; false, logged through `log`, when they cannot
+ * be loaded. braid_ucx_context: once, BRAID_OK or BRAID_ERR_TRANSPORT;
+ * braid_ucx_init keeps the context where its cfg asks for the same
+ * features (the wake-up), else makes it again. */
 bool braid_ucx_load(braid_ucx_log_fn log);
-
-/* Start the context (ucp_init: UCX's configuration, transport libraries
- * and devices) on a thread of its own and return at once, so that it
- * passes while the caller does other work (MPI_Init). braid_ucx_init
- * joins the thread and keeps the context if `cfg` asks for the same
- * features (wakeup), else starts again; it makes the worker on its own
- * thread (a worker of UCS_THREAD_MODE_SINGLE belongs to the thread that
- * made it). Nothing else here may be called in between but
- * braid_ucx_finalize. Where no thread can be made, braid_ucx_init starts
- * UCX itself. */
-void braid_ucx_init_early(const braid_ucx_config_t *cfg);
+int braid_ucx_context(const braid_ucx_config_t *cfg);
 
 /* How concurrent threads are kept apart on the worker: "none" (not
  * thread_multiple), "ucx" (UCS_THREAD_MODE_MULTI) or "braid" (braid's
