@@ -489,10 +489,15 @@ static const braid_algorithm_t *fit_shm(braid_site_t *s, braid_call_t *call,
                    : BRAID_COLL_SCATTER == call->coll        ? a->count * (P - 1)
                                                             : a->count;
     const braid_comm_t *c = braid_call_shm_comm(s, call);
-    /* alltoall's blocks may span several cells (braid_shm_span) */
-    if (BRAID_COLL_ALLTOALL == call->coll
-            ? NULL != braid_shm_spanned(c, s->comm->size, a->count * a->esize)
-            : NULL != braid_shm_of(c, elems * a->esize))
+    /* alltoall's, gather's and scatter's blocks may span several cells
+     * (braid_shm_span, braid_shm_rooted_span) */
+    size_t block = a->count * a->esize, piece;
+    bool rooted = BRAID_COLL_GATHER == call->coll || BRAID_COLL_SCATTER == call->coll;
+    if (BRAID_COLL_ALLTOALL == call->coll ? NULL != braid_shm_spanned(c, s->comm->size, block)
+        : rooted ? NULL != c->shm && 0 != braid_shm_rooted_span(c->shm, s->comm->size, block,
+                                                                BRAID_COLL_GATHER == call->coll,
+                                                                &piece)
+                 : NULL != braid_shm_of(c, elems * a->esize))
         return alg;
     if ((alg->options & BRAID_OPT_SHM_DIRECT) && NULL != braid_shm_direct(c, elems * a->esize))
         return alg;

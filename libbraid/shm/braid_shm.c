@@ -375,6 +375,15 @@ braid_shm_t *braid_shm_spanned(const braid_comm_t *c, int n, size_t bytes)
     return NULL != s && 0 != braid_shm_span(s, n, bytes, &piece) ? s : NULL;
 }
 
+int braid_shm_rooted_span(const braid_shm_t *s, int P, size_t bytes, bool own_slots, size_t *piece)
+{
+    if (own_slots && bytes <= s->slot_bytes) {
+        *piece = bytes;
+        return 1;
+    }
+    return braid_shm_span(s, P - 1, bytes, piece);
+}
+
 braid_shm_t *braid_shm_of(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = c->shm;

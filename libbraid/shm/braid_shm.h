@@ -158,6 +158,15 @@ int braid_shm_span(const braid_shm_t *s, int n, size_t bytes, size_t *piece);
 /* c's segment when braid_shm_span holds n parts of bytes, else NULL */
 braid_shm_t *braid_shm_spanned(const struct braid_comm *c, int n, size_t bytes);
 
+/* The cells a rooted call of P ranks with blocks of `bytes` spans (gather,
+ * scatter), *piece as braid_shm_span's: as long as the root's P - 1 blocks
+ * fit them (beyond, the root's copies, one after another on its core, cost
+ * more than single copy's, one per core). own_slots: each block goes
+ * through its owner's slot (gather), so a block up to a slot takes one
+ * cell however large P is; else the root's slot holds them all (scatter).
+ * 0: not through the cells. The same answer on every rank. */
+int braid_shm_rooted_span(const braid_shm_t *s, int P, size_t bytes, bool own_slots, size_t *piece);
+
 /* The words of the control lines: this rank publishes word i (set-up,
  * before the ranks synchronise); any rank reads rank r's. */
 void braid_shm_set_word(braid_shm_t *s, int i, uint64_t v);

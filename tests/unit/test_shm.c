@@ -248,6 +248,29 @@ START_TEST(span_pieces)
         /* the pieces cover the part and fit the slot */
         if (k) ck_assert(piece * (size_t)k >= cases[i].bytes && piece * (size_t)cases[i].n <= s.slot_bytes);
     }
+    /* rooted calls: the root's P - 1 blocks within the cells; a gather's
+     * block up to a slot in one cell at any P (each rank its own slot) */
+    struct {
+        int P;
+        size_t bytes;
+        bool own;
+        int k;
+        size_t piece;
+    } rooted[] = {
+        { 2, 8192, true, 1, 8192 },  { 2, 8193, true, 2, 4097 },  { 2, 32768, true, 4, 8192 },
+        { 2, 32769, true, 0, 0 },    { 16, 8192, true, 1, 8192 }, { 16, 8193, true, 0, 0 },
+        { 3, 16384, true, 4, 4096 }, { 3, 16385, true, 0, 0 },    { 2, 8192, false, 1, 8192 },
+        { 2, 20000, false, 3, 6667 }, { 3, 4096, false, 1, 4096 }, { 3, 4097, false, 2, 2049 },
+        { 16, 512, false, 1, 512 },  { 16, 2185, false, 0, 0 },   { 1, 65536, false, 1, 65536 },
+    };
+    s.slot_bytes = 8192;
+    for (size_t i = 0; i < sizeof rooted / sizeof *rooted; i++) {
+        size_t piece = 99;
+        int k = braid_shm_rooted_span(&s, rooted[i].P, rooted[i].bytes, rooted[i].own, &piece);
+        ck_assert_msg(k == rooted[i].k, "rooted case %zu: %d cells, not %d", i, k, rooted[i].k);
+        if (k) ck_assert_msg(piece == rooted[i].piece, "rooted case %zu: piece %zu, not %zu", i, piece,
+                             rooted[i].piece);
+    }
 }
 END_TEST
 
@@ -444,8 +467,10 @@ static void check_copies(braid_coll_t coll, int alg, int P, const unit_case_t *k
 START_TEST(single_copy_writers)
 {
     /* blocks of up to 48 KiB against a slot of 16 KiB (UNIT_SHM_SLOT_MAX):
-     * those above it single copy */
+     * those above it single copy; gather's and scatter's of 64 KiB, beyond
+     * what the 3 cells carry (braid_shm_rooted_span) */
     unit_case_t k = { .count = 4096, .esize = 8, .root = 0 };
+    unit_case_t k2 = { .count = 8192, .esize = 8, .root = 0 };
     for (int P = 2; P <= 6; P++) {
         unsigned long above = 0, filled = 0;
         for (int q = 1; q < P; q++) {
@@ -454,20 +479,21 @@ START_TEST(single_copy_writers)
             filled += n > 0;
         }
         unsigned long others = (unsigned long)(P - 1);
-        check_copies(BRAID_COLL_GATHER, BRAID_GATHER_SHM, P, &k, others, 2 == P ? 1 : 0, others);
+        check_copies(BRAID_COLL_GATHER, BRAID_GATHER_SHM, P, &k2, others, 2 == P ? 1 : 0, others);
         check_copies(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, P, &k, above, 2 == P ? above : 0, above);
-        check_copies(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, P, &k, others, others, 2 == P ? 1 : 0);
+        check_copies(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, P, &k2, others, others, 2 == P ? 1 : 0);
         /* scatterv: single copy for the whole call (its blocks exceed the slot) */
         check_copies(BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, P, &k, filled, filled, 2 == P ? 1 : 0);
         unit_case_t b = { .count = 32768, .esize = 1, .root = 0 };
         check_copies(BRAID_COLL_BCAST, BRAID_BCAST_SHM, P, &b, others, others, 2 == P ? 1 : 0);
     }
     /* count 2085: buffers the writer refuses (count % 8 == 5), blocks
-     * above the slot */
+     * above the slot (gather's and scatter's above the cells: 6149) */
     unit_case_t f = { .count = 2085, .esize = 8, .root = 0 };
-    check_copies(BRAID_COLL_GATHER, BRAID_GATHER_SHM, 2, &f, 1, 1, 0);
+    unit_case_t f2 = { .count = 6149, .esize = 8, .root = 0 };
+    check_copies(BRAID_COLL_GATHER, BRAID_GATHER_SHM, 2, &f2, 1, 1, 0);
     check_copies(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, 2, &f, 1, 1, 0);
-    check_copies(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, &f, 1, 1, 0);
+    check_copies(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, &f2, 1, 1, 0);
     check_copies(BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 2, &f, 1, 1, 0);
     /* bcast: single copy above the threshold (0), a refused buffer */
     unit_case_t fb = { .count = 37, .esize = 1, .root = 1 };
@@ -497,11 +523,12 @@ static void check_write_failure(braid_coll_t coll, int alg, int P, const unit_ca
 START_TEST(single_copy_write_failure)
 {
     unit_case_t k = { .count = 4096, .esize = 8, .root = 0 };
+    unit_case_t k2 = { .count = 8192, .esize = 8, .root = 0 };   /* above the cells */
     for (int P = 2; P <= 3; P++) {
-        check_write_failure(BRAID_COLL_GATHER, BRAID_GATHER_SHM, P, &k);
+        check_write_failure(BRAID_COLL_GATHER, BRAID_GATHER_SHM, P, &k2);
         check_write_failure(BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, P, &k);
     }
-    check_write_failure(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, &k);
+    check_write_failure(BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, &k2);
     check_write_failure(BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 2, &k);
     unit_case_t b = { .count = 32768, .esize = 1, .root = 0 };
     check_write_failure(BRAID_COLL_BCAST, BRAID_BCAST_SHM, 2, &b);
@@ -561,12 +588,13 @@ static const adv_case_t adv_cases[] = {
     /* bcast: 32 KiB */
     { "bcast pair", BRAID_COLL_BCAST, BRAID_BCAST_SHM, 2, 32768, 0, false, false, false, true },
     { "bcast", BRAID_COLL_BCAST, BRAID_BCAST_SHM, 3, 32768, 0, false, false, false, true },
-    /* blocks of 4096 x 8 bytes (the v forms: 0 to 1.5 times that) */
-    { "scatter pair", BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, 4096, 8, false, false, false, true },
+    /* blocks of 4096 x 8 bytes (the v forms: 0 to 1.5 times that; gather
+     * and scatter at P = 2 twice that, beyond the cells) */
+    { "scatter pair", BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 2, 8192, 8, false, false, false, true },
     { "scatter", BRAID_COLL_SCATTER, BRAID_SCATTER_SHM, 3, 4096, 8, false, false, false, true },
     { "scatterv pair", BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 2, 4096, 8, false, false, false, true },
     { "scatterv", BRAID_COLL_SCATTERV, BRAID_SCATTERV_SHM, 3, 4096, 8, false, false, false, true },
-    { "gather pair", BRAID_COLL_GATHER, BRAID_GATHER_SHM, 2, 4096, 8, false, false, false, true },
+    { "gather pair", BRAID_COLL_GATHER, BRAID_GATHER_SHM, 2, 8192, 8, false, false, false, true },
     { "gather", BRAID_COLL_GATHER, BRAID_GATHER_SHM, 3, 4096, 8, false, false, false, true },
     { "gatherv pair", BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, 2, 4096, 8, false, false, false, true },
     { "gatherv", BRAID_COLL_GATHERV, BRAID_GATHERV_SHM, 3, 4096, 8, false, false, false, true },

@@ -1,9 +1,10 @@
 /*
  * gather shm: the blocks through the node's shared-memory segment
  *
- *   up to a slot (cells):  steps: 1   bytes: each rank copies S in, the
+ *   cells (k of them, 1..ncells, while the root's (P - 1) S fit k slots):
+ *                          steps: 1   bytes: each rank copies S in, the
  *                          root copies (P - 1) S out
- *   above a slot (single copy, where the node has a reader and writer):
+ *   above (single copy, where the node has a reader and writer):
  *                          steps: 1   bytes: each other rank writes its S
  *                          straight into the root's rbuf while the root
  *                          copies its own (P = 2: the root reads S / 3 of
@@ -13,7 +14,13 @@
  *
  * Cells: every rank writes its block into its slot and is done; the root
  * waits for all and copies the slots into rbuf. Nobody waits for the
- * root: the cells' rotation keeps a slot until the root has read it.
+ * root: the cells' rotation keeps a slot until the root has read it. A
+ * block above a slot spans k consecutive cells (braid_shm_span), a piece
+ * in each, as long as the (P - 1) blocks the root copies out fit k slots:
+ * two copies at cache speed cost less than a system call per block (8
+ * KiB slots and 4 cells: blocks of up to 32 KiB at P = 2), while beyond
+ * that the root's copies, one after another on its core, would cost more
+ * than the others' single-copy writes, one per core.
  * Single copy: the root publishes its rbuf, every other rank its send
  * buffer. With the root's rbuf offered, the P - 1 copies run at once, one
  * per core, in parallel with the root's own block (read by the root they
@@ -88,29 +95,55 @@ static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t
     return rc;
 }
 
-int braid_gather_shm(braid_comm_t *c, const braid_coll_args_t *a)
+/* Through k cells, `piece` bytes of each block in each: every rank writes
+ * its pieces, the root copies the others' out, cell by cell */
+static int gather_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes,
+                        int k, size_t piece)
 {
-    int P = c->size, me = c->rank, root = a->root;
-    size_t bytes = a->count * a->esize;
-    /* the cells wherever they carry the block (two copies at cache speed
-     * against a system call per block), single copy above */
-    braid_shm_t *s = braid_shm_of(c, bytes);
-    if (NULL == s && NULL != (s = braid_shm_direct(c, bytes)))
-        return me == root ? direct_root(c, a, s, bytes) : direct_other(c, a, s, bytes);
-    if (NULL == s) return BRAID_ERR_UNSUPPORTED;
-    if (0 == bytes) return BRAID_OK;
-    const void *in = NULL != a->sbuf ? a->sbuf : (const char *)a->rbuf + (size_t)root * bytes;
-    uint64_t seq = braid_shm_begin(s);
-    braid_shm_publish(s, seq, in, bytes);
-    if (me == root) {
-        braid_shm_wait_all(s, seq);
-        char *out = a->rbuf;
-        for (int q = 0; q < P; q++)
-            if (q != root) braid_copy(out + (size_t)q * bytes, braid_shm_slot(s, seq, q), bytes);
+    int P = c->size, root = a->root;
+    const unsigned char *in =
+        NULL != a->sbuf ? a->sbuf : (const unsigned char *)a->rbuf + (size_t)root * bytes;
+    uint64_t first = s->seq + 1;
+    for (int j = 0; j < k; j++) {
+        uint64_t seq = braid_shm_begin(s);
+        size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
+        /* the root's own block goes straight to rbuf */
+        braid_shm_claim(s, seq);
+        if (c->rank != root) braid_copy(braid_shm_slot(s, seq, c->rank), in + off, n);
+        braid_shm_arrive(s, seq);
+    }
+    if (c->rank == root) {
+        unsigned char *out = a->rbuf;
+        for (int j = 0; j < k; j++) {
+            uint64_t seq = first + (uint64_t)j;
+            size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
+            /* all on the first cell, one by one on the others (braid_shm_wait_all) */
+            if (0 == j) braid_shm_wait_all(s, seq);
+            for (int i = 1; i < P; i++) {
+                int q = braid_ring_after(root, i, P);
+                if (0 != j) braid_shm_wait_one(s, seq, q);
+                braid_copy(out + (size_t)q * bytes + off, braid_shm_slot(s, seq, q), n);
+            }
+        }
         if (NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
     }
-    braid_shm_done(s, seq);
+    braid_shm_done(s, first + (uint64_t)k - 1);
     return BRAID_OK;
+}
+
+int braid_gather_shm(braid_comm_t *c, const braid_coll_args_t *a)
+{
+    int P = c->size, me = c->rank;
+    size_t bytes = a->count * a->esize, piece;
+    braid_shm_t *s = c->shm;
+    if (NULL == s) return BRAID_ERR_UNSUPPORTED;
+    /* the cells wherever they carry the blocks, single copy above */
+    int k = braid_shm_rooted_span(s, P, bytes, true, &piece);
+    if (0 == k && NULL != braid_shm_direct(c, bytes))
+        return me == a->root ? direct_root(c, a, s, bytes) : direct_other(c, a, s, bytes);
+    if (0 == k) return BRAID_ERR_UNSUPPORTED;
+    if (0 == bytes) return BRAID_OK;
+    return gather_cells(c, a, s, bytes, k, piece);
 }
 
 /* not in the alpha-beta model (no messages): measured, see the table */

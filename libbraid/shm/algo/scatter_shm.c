@@ -1,10 +1,11 @@
 /*
  * scatter shm: the blocks through the node's shared-memory segment
  *
- *   the others' P - 1 blocks within a slot (cells):  steps: 1   bytes:
- *                                        the root copies (P - 1) S in,
- *                                        each other rank S out
- *   above a slot (single copy):          steps: 1   bytes: each rank
+ *   the others' P - 1 blocks within k slots (cells, k = 1..ncells):
+ *                                        steps: 1   bytes: the root
+ *                                        copies (P - 1) S in, each other
+ *                                        rank S out
+ *   above (single copy):                 steps: 1   bytes: each rank
  *                                        reads its S straight from the
  *                                        root's send buffer (P = 2 with
  *                                        a writer: 2 S / 3, the root
@@ -14,17 +15,19 @@
  * order without its own (which it copies straight into rbuf), and is
  * done; every other rank waits for the root and copies its block out.
  * The root waits for nobody: the cells' rotation keeps its slot until all
- * have read it. Single copy: the root publishes its send buffer's
+ * have read it. Blocks the slot cannot hold span k consecutive cells
+ * (braid_shm_rooted_span), each carrying the same piece of every block,
+ * as long as k is at most the cells' number (8 KiB slots and 4 cells:
+ * blocks of up to 32 KiB at P = 2): two copies at cache speed cost less
+ * than a system call. Single copy: the root publishes its send buffer's
  * address, every rank reads its own block from it, and the root returns
  * once all are done (its buffer may change after that). At P = 2 the
  * root's core would idle once its own block is copied (a local copy,
  * several times faster here than one between processes): the other rank
  * offers its rbuf and the root writes the last third of its block there
  * (braid_shm_pair_*), so both cores finish together; where the rbuf
- * cannot take writes the other reads it all. The segment must
- * hold the P - 1 blocks in a slot for the cells, and the single-copy
- * threshold applies to them: the dispatch's fit_shm asks the same of the
- * segment. In place (the root's rbuf NULL) the root's block stays in
+ * cannot take writes the other reads it all. The dispatch's fit_shm
+ * asks the same of the segment. In place (the root's rbuf NULL) the root's block stays in
  * sbuf.
  */
 #include <string.h>
@@ -55,34 +58,51 @@ static int direct_root(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t 
     return rc;
 }
 
+/* Through k cells, `piece` bytes of each of the others' blocks in each:
+ * the root writes them, rank order without its own, every other rank
+ * copies its pieces out */
+static int scatter_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes,
+                         int k, size_t piece)
+{
+    int P = c->size, me = c->rank, root = a->root;
+    uint64_t first = s->seq + 1;
+    for (int j = 0; j < k; j++) {
+        uint64_t seq = braid_shm_begin(s);
+        size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
+        if (me == root) {
+            const unsigned char *in = a->sbuf;
+            unsigned char *slot = braid_shm_slot(s, seq, root);
+            braid_shm_claim(s, seq);
+            for (int q = 0, cell = 0; q < P; q++)
+                if (q != root) braid_copy(slot + (size_t)cell++ * n, in + (size_t)q * bytes + off, n);
+            braid_shm_arrive(s, seq);
+        } else {
+            braid_shm_wait_one(s, seq, root);
+            braid_copy((unsigned char *)a->rbuf + off,
+                       braid_shm_slot(s, seq, root) + (size_t)(me - (me > root)) * n, n);
+        }
+    }
+    if (me == root && NULL != a->rbuf)
+        braid_copy(a->rbuf, (const char *)a->sbuf + (size_t)root * bytes, bytes);
+    braid_shm_done(s, first + (uint64_t)k - 1);
+    return BRAID_OK;
+}
+
 int braid_scatter_shm(braid_comm_t *c, const braid_coll_args_t *a)
 {
     int P = c->size, me = c->rank, root = a->root;
-    size_t bytes = a->count * a->esize, others = (size_t)(P - 1) * bytes;
+    size_t bytes = a->count * a->esize, piece;
+    braid_shm_t *s = c->shm;
+    if (NULL == s) return BRAID_ERR_UNSUPPORTED;
     /* the cells wherever they carry the others' blocks, single copy above */
-    braid_shm_t *s = braid_shm_of(c, others);
-    if (NULL == s && NULL != (s = braid_shm_direct(c, others))) {
+    int k = braid_shm_rooted_span(s, P, bytes, false, &piece);
+    if (0 == k && NULL != braid_shm_direct(c, (size_t)(P - 1) * bytes)) {
         if (me == root) return direct_root(c, a, s, bytes);
         return braid_shm_take_call(s, root, (uint64_t)me * bytes, a->rbuf, reader_part(bytes), bytes);
     }
-    if (NULL == s) return BRAID_ERR_UNSUPPORTED;
+    if (0 == k) return BRAID_ERR_UNSUPPORTED;
     if (0 == bytes) return BRAID_OK;
-    uint64_t seq = braid_shm_begin(s);
-    if (me == root) {
-        const unsigned char *in = a->sbuf;
-        unsigned char *slot = braid_shm_slot(s, seq, root);
-        size_t before = (size_t)root * bytes;
-        braid_shm_claim(s, seq);
-        braid_copy(slot, in, before);
-        braid_copy(slot + before, in + before + bytes, others - before);
-        braid_shm_arrive(s, seq);
-        if (NULL != a->rbuf) braid_copy(a->rbuf, in + before, bytes);
-    } else {
-        braid_shm_wait_one(s, seq, root);
-        braid_copy(a->rbuf, braid_shm_slot(s, seq, root) + (size_t)(me - (me > root)) * bytes, bytes);
-    }
-    braid_shm_done(s, seq);
-    return BRAID_OK;
+    return scatter_cells(c, a, s, bytes, k, piece);
 }
 
 /* not in the alpha-beta model (no messages): measured, see the table */
