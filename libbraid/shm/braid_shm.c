@@ -384,6 +384,22 @@ int braid_shm_rooted_span(const braid_shm_t *s, int P, size_t bytes, bool own_sl
     return braid_shm_span(s, P - 1, bytes, piece);
 }
 
+void braid_shm_read_span(braid_shm_t *s, uint64_t first, int k, size_t bytes, size_t piece, int me,
+                         braid_shm_take_piece_fn take, void *arg)
+{
+    int P = s->size;
+    for (int j = 0; j < k; j++) {
+        uint64_t seq = first + (uint64_t)j;
+        size_t off, n = braid_shm_piece(bytes, piece, j, &off);
+        if (0 == j) braid_shm_wait_all(s, seq);
+        for (int i = 1; i < P; i++) {
+            int q = braid_ring_after(me, i, P);
+            if (0 != j) braid_shm_wait_one(s, seq, q);
+            take(arg, q, braid_shm_slot(s, seq, q), off, n);
+        }
+    }
+}
+
 braid_shm_t *braid_shm_of(const braid_comm_t *c, size_t bytes)
 {
     braid_shm_t *s = c->shm;

@@ -167,6 +167,25 @@ braid_shm_t *braid_shm_spanned(const struct braid_comm *c, int n, size_t bytes);
  * 0: not through the cells. The same answer on every rank. */
 int braid_shm_rooted_span(const braid_shm_t *s, int P, size_t bytes, bool own_slots, size_t *piece);
 
+/* Piece j of a part of `bytes` cut into pieces of `piece` (braid_shm_span):
+ * its offset in the part and its length (the last may be shorter) */
+static inline size_t braid_shm_piece(size_t bytes, size_t piece, int j, size_t *off)
+{
+    *off = (size_t)j * piece;
+    return bytes - *off < piece ? bytes - *off : piece;
+}
+
+/* The reads of a call that spans k cells from call number `first`: for
+ * each cell j, each rank q but `me` (from the one after it) once q has
+ * arrived there (every rank at the first cell, braid_shm_wait_all: that
+ * frees the cells before the call; q alone at the later ones: arriving
+ * at a later cell says nothing of the earlier), take(arg, q, its slot of
+ * cell j, the piece's offset in the part, its length). */
+typedef void (*braid_shm_take_piece_fn)(void *arg, int q, const unsigned char *slot, size_t off,
+                                        size_t n);
+void braid_shm_read_span(braid_shm_t *s, uint64_t first, int k, size_t bytes, size_t piece, int me,
+                         braid_shm_take_piece_fn take, void *arg);
+
 /* The words of the control lines: this rank publishes word i (set-up,
  * before the ranks synchronise); any rank reads rank r's. */
 void braid_shm_set_word(braid_shm_t *s, int i, uint64_t v);

@@ -96,7 +96,20 @@ static int alltoall_direct(braid_comm_t *c, const braid_coll_args_t *a, braid_sh
     return rc;
 }
 
-/* Through k cells, pieces of `piece` bytes of each block per cell. */
+/* Through k cells, pieces of `piece` bytes of each block per cell: this
+ * rank's block of q's slot, piece by piece, to block q of out */
+typedef struct a2a_out {
+    unsigned char *out;
+    size_t bytes;
+    int me;
+} a2a_out_t;
+
+static void take_piece(void *arg, int q, const unsigned char *slot, size_t off, size_t n)
+{
+    const a2a_out_t *o = arg;
+    braid_copy(o->out + (size_t)q * o->bytes + off, slot + (size_t)o->me * n, n);
+}
+
 static int alltoall_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes,
                           const unsigned char *in, int k, size_t piece)
 {
@@ -105,24 +118,14 @@ static int alltoall_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm
     uint64_t first = s->seq + 1;
     for (int j = 0; j < k; j++) {
         uint64_t seq = braid_shm_begin(s);
-        size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
+        size_t off, n = braid_shm_piece(bytes, piece, j, &off);
         braid_shm_claim(s, seq);
         unsigned char *slot = braid_shm_slot(s, seq, me);
         for (int r = 0; r < P; r++) braid_copy(slot + (size_t)r * n, in + (size_t)r * bytes + off, n);
         braid_shm_arrive(s, seq);
     }
-    for (int j = 0; j < k; j++) {
-        uint64_t seq = first + (uint64_t)j;
-        size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
-        /* all on the first cell (which frees the cells before the call),
-         * one by one on the others */
-        if (0 == j) braid_shm_wait_all(s, seq);
-        for (int i = 1; i < P; i++) {
-            int r = braid_ring_after(me, i, P);
-            if (0 != j) braid_shm_wait_one(s, seq, r);
-            braid_copy(out + (size_t)r * bytes + off, braid_shm_slot(s, seq, r) + (size_t)me * n, n);
-        }
-    }
+    a2a_out_t o = { out, bytes, me };
+    braid_shm_read_span(s, first, k, bytes, piece, me, take_piece, &o);
     if (in != out) braid_copy(out + (size_t)me * bytes, in + (size_t)me * bytes, bytes);
     braid_shm_done(s, first + (uint64_t)k - 1);
     return BRAID_OK;

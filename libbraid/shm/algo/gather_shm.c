@@ -97,35 +97,36 @@ static int direct_other(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t
 
 /* Through k cells, `piece` bytes of each block in each: every rank writes
  * its pieces, the root copies the others' out, cell by cell */
+typedef struct gather_out {
+    unsigned char *out;
+    size_t bytes;
+} gather_out_t;
+
+static void take_piece(void *arg, int q, const unsigned char *slot, size_t off, size_t n)
+{
+    const gather_out_t *o = arg;
+    braid_copy(o->out + (size_t)q * o->bytes + off, slot, n);
+}
+
 static int gather_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_t *s, size_t bytes,
                         int k, size_t piece)
 {
-    int P = c->size, root = a->root;
+    int root = a->root;
     const unsigned char *in =
         NULL != a->sbuf ? a->sbuf : (const unsigned char *)a->rbuf + (size_t)root * bytes;
     uint64_t first = s->seq + 1;
     for (int j = 0; j < k; j++) {
         uint64_t seq = braid_shm_begin(s);
-        size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
+        size_t off, n = braid_shm_piece(bytes, piece, j, &off);
         /* the root's own block goes straight to rbuf */
         braid_shm_claim(s, seq);
         if (c->rank != root) braid_copy(braid_shm_slot(s, seq, c->rank), in + off, n);
         braid_shm_arrive(s, seq);
     }
     if (c->rank == root) {
-        unsigned char *out = a->rbuf;
-        for (int j = 0; j < k; j++) {
-            uint64_t seq = first + (uint64_t)j;
-            size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
-            /* all on the first cell, one by one on the others (braid_shm_wait_all) */
-            if (0 == j) braid_shm_wait_all(s, seq);
-            for (int i = 1; i < P; i++) {
-                int q = braid_ring_after(root, i, P);
-                if (0 != j) braid_shm_wait_one(s, seq, q);
-                braid_copy(out + (size_t)q * bytes + off, braid_shm_slot(s, seq, q), n);
-            }
-        }
-        if (NULL != a->sbuf) braid_copy(out + (size_t)root * bytes, a->sbuf, bytes);
+        gather_out_t o = { a->rbuf, bytes };
+        braid_shm_read_span(s, first, k, bytes, piece, root, take_piece, &o);
+        if (NULL != a->sbuf) braid_copy(o.out + (size_t)root * bytes, a->sbuf, bytes);
     }
     braid_shm_done(s, first + (uint64_t)k - 1);
     return BRAID_OK;

@@ -68,7 +68,7 @@ static int scatter_cells(braid_comm_t *c, const braid_coll_args_t *a, braid_shm_
     uint64_t first = s->seq + 1;
     for (int j = 0; j < k; j++) {
         uint64_t seq = braid_shm_begin(s);
-        size_t off = (size_t)j * piece, n = bytes - off < piece ? bytes - off : piece;
+        size_t off, n = braid_shm_piece(bytes, piece, j, &off);
         if (me == root) {
             const unsigned char *in = a->sbuf;
             unsigned char *slot = braid_shm_slot(s, seq, root);
